@@ -1,0 +1,107 @@
+"""Verifiers that ship with the core: exact answer match and an output-format gate."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.hookspecs import hookimpl
+from rl_verifier.verifier import Verifier, VerifierConfig
+
+
+def normalise_answer(text: str) -> str:
+    """Lowercase, drop punctuation and English articles, collapse whitespace."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+class ExactMatchConfig(VerifierConfig):
+    answer_pattern: str = Field(
+        default=r"<answer>(.*?)</answer>",
+        description="Regex whose first group is the answer; the whole text when it has no match.",
+    )
+    require_pattern: bool = Field(
+        default=False, description="Treat a completion without the pattern as invalid."
+    )
+    normalise: bool = Field(default=True, description="Compare after SQuAD-style normalisation.")
+
+    @field_validator("answer_pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        re.compile(value)
+        return value
+
+
+class ExactMatch(Verifier):
+    """Reward 1 when the answer equals one of reference.answers (or reference.answer)."""
+
+    name = "exact_match"
+    Config = ExactMatchConfig
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        config = self.config
+        assert isinstance(config, ExactMatchConfig)
+        gold = reference_answers(task.reference)
+        if not gold:
+            return Verdict.failed("task reference has no 'answer' or 'answers'")
+        text = completion.text()
+        matches = re.findall(config.answer_pattern, text, flags=re.DOTALL)
+        if matches:
+            last = matches[-1]
+            answer = last[0] if isinstance(last, tuple) else last
+        elif config.require_pattern:
+            return Verdict.invalid("no answer in the expected format")
+        else:
+            answer = text
+        clean: Callable[[str], str] = normalise_answer if config.normalise else str.strip
+        hit = clean(answer) in {clean(g) for g in gold}
+        return Verdict.ok(1.0 if hit else 0.0, answer=answer)
+
+
+def reference_answers(reference: dict[str, Any]) -> list[str]:
+    answers = reference.get("answers", reference.get("answer"))
+    if isinstance(answers, str | int | float):
+        return [str(answers)]
+    if isinstance(answers, list):
+        return [str(a) for a in answers]
+    return []
+
+
+class FormatConfig(VerifierConfig):
+    pattern: str = Field(
+        default=r"(?s)^.*<answer>.+?</answer>\s*$",
+        description="Regex the whole completion must match (re.fullmatch).",
+    )
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        re.compile(value)
+        return value
+
+
+class FormatGate(Verifier):
+    """Reward 1 when the completion matches the required format, else 0."""
+
+    name = "format"
+    Config = FormatConfig
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        config = self.config
+        assert isinstance(config, FormatConfig)
+        pattern = task.reference.get("format_pattern", config.pattern)
+        matched = re.fullmatch(pattern, completion.text()) is not None
+        return Verdict.ok(1.0 if matched else 0.0)
+
+
+@hookimpl
+def register_verifiers(register: Callable[[type[Verifier]], None]) -> None:
+    register(ExactMatch)
+    register(FormatGate)

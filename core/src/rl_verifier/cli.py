@@ -1,0 +1,178 @@
+"""The ``rlv`` command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rl_verifier import __version__
+from rl_verifier.config_input import merge_configs, read_config_file
+from rl_verifier.contracts import Score, Task
+from rl_verifier.engine import Sample
+from rl_verifier.errors import UserError
+from rl_verifier.jsonl import atomic_output, load_samples, load_tasks
+from rl_verifier.plugins import get_plugins
+from rl_verifier.reward import Reward, build_reward
+from rl_verifier.scoring import make_executor, score_batch
+from rl_verifier.summary import format_summary, summarise
+
+
+@click.group()
+@click.version_option(__version__, prog_name="rlv")
+def cli() -> None:
+    """rl-verifier: turn verifiers into RL rewards."""
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def plugins(as_json: bool) -> None:
+    """List plugins, the verifiers they register, and load errors."""
+    listing = get_plugins().listing()
+    if as_json:
+        click.echo(json.dumps(listing, indent=2))
+        return
+    for plugin in listing:
+        dist = f"{plugin['distribution']} {plugin['version']}" if plugin["distribution"] else ""
+        verifiers = ", ".join(plugin["verifiers"]) or "-"
+        click.echo(f"{plugin['name']:<16} {plugin['state']:<9} {dist:<32} verifiers: {verifiers}")
+        for error in plugin["errors"]:
+            click.echo(f"    error: {error}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def verifiers(as_json: bool) -> None:
+    """List verifiers with their config schema and defaults."""
+    entries = []
+    for name, entry in get_plugins().registry.items():
+        meta = entry.cls.metadata().model_dump(mode="json")
+        schema = entry.cls.Config.model_json_schema()
+        entries.append({**meta, "plugin": entry.plugin, "version": entry.version, "config": schema})
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+        return
+    for item in entries:
+        click.echo(f"{item['name']}  ({item['plugin']} {item['version']})")
+        click.echo(f"    {item['description']}")
+        low, high = item["reward_range"]
+        click.echo(f"    reward [{low}, {high}], timeout {item['default_timeout_s']}s")
+        for key, prop in item["config"].get("properties", {}).items():
+            default = json.dumps(prop.get("default"))
+            click.echo(f"    --config {key}=...  default {default}  {prop.get('description', '')}")
+
+
+@cli.command()
+@click.option("--verifier", "spec", help="Verifier name or reward spec, e.g. '0.8*a + 0.2*b'.")
+@click.option("--config", "pairs", multiple=True, metavar="KEY=VALUE", help="Verifier setting.")
+@click.option("--config-file", type=click.Path(path_type=Path), help="TOML or JSON settings.")
+@click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path))
+@click.option("--completions", "completions_path", required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out_path", required=True, type=click.Path(path_type=Path))
+@click.option("--executor", type=click.Choice(["process", "inline"]), default="process",
+              show_default=True, help="process: killable workers; inline: this process.")
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes [default: cores].")
+@click.option("--summary-json", type=click.Path(path_type=Path), help="Also write the summary.")
+def verify(
+    spec: str | None,
+    pairs: tuple[str, ...],
+    config_file: Path | None,
+    tasks_path: Path,
+    completions_path: Path,
+    out_path: Path,
+    executor: str,
+    workers: int | None,
+    summary_json: Path | None,
+) -> None:
+    """Score every completion and write one score row per completion."""
+    config = merge_configs(read_config_file(config_file) if config_file else {}, pairs)
+    tasks = load_tasks(tasks_path)
+    samples = load_samples(tasks, completions_path)
+    jobs = bind_rewards(spec, config, samples, tasks_path)
+    with atomic_output(out_path) as out, click.progressbar(
+        length=len(jobs), label="scoring", file=sys.stderr, hidden=not sys.stderr.isatty()
+    ) as bar:
+
+        def write(score: Score) -> None:
+            out.write(score.model_dump_json() + "\n")
+            out.flush()
+            bar.update(1)
+
+        result = asyncio.run(score_batch(jobs, make_executor(executor, workers), write))  # type: ignore[arg-type]
+    summary = summarise(result.scores, result.metrics)
+    summary["verifier"] = sorted({reward.ref.name for reward, _ in jobs})
+    click.echo(format_summary(summary, out_path))
+    if summary_json:
+        with atomic_output(summary_json) as handle:
+            json.dump(summary, handle, indent=2)
+
+
+def bind_rewards(
+    spec: str | None, config: dict[str, Any], samples: list[Sample], tasks_path: Path
+) -> list[tuple[Reward, Sample]]:
+    """Pair each sample with its reward: ``--verifier`` for all, else the task's own."""
+    registry = get_plugins().registry
+    if spec:
+        reward = build_reward(spec, registry, config)
+        return [(reward, sample) for sample in samples]
+    rewards: dict[str, Reward] = {}
+    jobs = []
+    for sample in samples:
+        name = task_verifier(sample.task, tasks_path)
+        if name not in rewards:
+            rewards[name] = build_reward(name, registry, config.get(name, {}))
+        jobs.append((rewards[name], sample))
+    unused = sorted(set(config) - set(rewards))
+    if unused:
+        raise UserError(
+            f"config for '{unused[0]}' given, but the tasks use only: {', '.join(sorted(rewards))}"
+            " (without --verifier, write --config VERIFIER.KEY=VALUE)"
+        )
+    return jobs
+
+
+def task_verifier(task: Task, tasks_path: Path) -> str:
+    if not task.verifier:
+        raise UserError(f"{tasks_path}: task '{task.id}' names no verifier; pass --verifier")
+    return task.verifier
+
+
+@cli.group()
+def plugin() -> None:
+    """Work on plugins."""
+
+
+@plugin.command("new")
+@click.argument("name")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=None,
+              help="Where to create the package [default: ./rl-verifier-NAME].")
+def plugin_new(name: str, directory: Path | None) -> None:
+    """Create a plugin package with a verifier skeleton and contract tests."""
+    from rl_verifier.scaffold import create_plugin
+
+    target = create_plugin(name, directory)
+    click.echo(f"created {target}")
+    click.echo(f"next: pip install -e {target}[test] && pytest {target}")
+
+
+def main() -> None:
+    """Entry point: plugin commands are added, user errors print one line."""
+    plugins_ = get_plugins()
+    plugins_.call_each("register_commands", cli=cli)
+    try:
+        cli.main(standalone_mode=False)
+    except UserError as exc:
+        click.echo(f"rlv: error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("rlv: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

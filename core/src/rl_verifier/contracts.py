@@ -1,0 +1,154 @@
+"""Data contracts shared by every package: tasks, completions, verdicts and scores."""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+JsonDict = dict[str, Any]
+
+
+class ChatMessage(BaseModel):
+    """One chat turn. Extra keys (tool_calls, name, ...) are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: Any = None
+
+
+Text = str | list[ChatMessage]
+
+
+class Task(BaseModel):
+    """A prompt plus what the verifier needs to judge answers to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    prompt: Text
+    verifier: str | None = None
+    reference: JsonDict = Field(default_factory=dict)
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class Completion(BaseModel):
+    """One model output for a task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    completion: Text
+
+    def text(self) -> str:
+        """The completion as plain text: the last assistant turn of a chat."""
+        return completion_text(self.completion)
+
+
+def completion_text(value: Text) -> str:
+    """Plain text of a completion; for a chat, the content of the last assistant turn."""
+    if isinstance(value, str):
+        return value
+    for message in reversed(value):
+        if message.role == "assistant":
+            return content_text(message.content)
+    return ""
+
+
+def content_text(content: Any) -> str:
+    """Text of a message's content: a string, or the text parts of a parts list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+class Status(str, Enum):
+    """Outcome of one verification.
+
+    ``ok``: the verifier judged the output (right or wrong). ``invalid``: the output
+    could not be used (a policy failure). ``timeout`` and ``error``: the check itself
+    did not complete; these are never to be read as wrong answers.
+    """
+
+    OK = "ok"
+    INVALID = "invalid"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+    @property
+    def completed(self) -> bool:
+        """Whether the verifier reached a judgement about the model's output."""
+        return self in (Status.OK, Status.INVALID)
+
+
+# Worst first: the status a composite reward takes when its parts disagree.
+STATUS_SEVERITY = {Status.ERROR: 3, Status.TIMEOUT: 2, Status.INVALID: 1, Status.OK: 0}
+
+
+class Verdict(BaseModel):
+    """What a verifier returns for one sample; the engine turns it into a ``Score``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Status = Status.OK
+    reward: float = 0.0
+    components: dict[str, float] = Field(default_factory=dict)
+    info: JsonDict = Field(default_factory=dict)
+    error: str | None = None
+
+    @classmethod
+    def ok(
+        cls,
+        reward: float,
+        components: dict[str, float] | None = None,
+        **info: Any,
+    ) -> Verdict:
+        """A judged sample with its reward."""
+        return cls(reward=reward, components=components or {}, info=info)
+
+    @classmethod
+    def invalid(cls, reason: str, **info: Any) -> Verdict:
+        """The output is unusable; the engine applies the configured invalid penalty."""
+        return cls(status=Status.INVALID, error=reason, info=info)
+
+    @classmethod
+    def failed(cls, message: str, **info: Any) -> Verdict:
+        """The verifier or its infrastructure failed: never a judgement of the model."""
+        return cls(status=Status.ERROR, error=message, info=info)
+
+    @field_validator("reward")
+    @classmethod
+    def _finite_reward(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"reward must be finite, got {value}")
+        return value
+
+
+class VerifierRef(BaseModel):
+    """Provenance of a score: which verifier, which release, which settings."""
+
+    name: str
+    version: str
+    config_hash: str
+
+
+class Score(BaseModel):
+    """One scored completion, as written to a scores JSONL file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    sample_index: int
+    reward: float
+    status: Status
+    components: dict[str, float] = Field(default_factory=dict)
+    verifier: VerifierRef
+    elapsed_s: float
+    info: JsonDict = Field(default_factory=dict)
+    error: str | None = None

@@ -1,0 +1,131 @@
+"""The async scoring engine: many samples at once, each verifier under its own limit."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
+from rl_verifier.executors import Executor
+from rl_verifier.reward import Reward
+from rl_verifier.verifier import Verifier
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completion to score, with its 0-based position among its task's completions."""
+
+    task: Task
+    completion: Completion
+    index: int
+
+
+def settle(verifier: Verifier, verdict: Verdict) -> Verdict:
+    """Apply the invalid penalty and refuse rewards outside the declared range."""
+    if verdict.status is Status.INVALID:
+        return verdict.model_copy(update={"reward": verifier.config.invalid_penalty})
+    if verdict.status is not Status.OK:
+        return verdict.model_copy(update={"reward": 0.0})
+    low, high = verifier.bounds()
+    if not low - 1e-9 <= verdict.reward <= high + 1e-9:
+        return Verdict.failed(
+            f"verifier '{verifier.name}' returned reward {verdict.reward} outside its "
+            f"declared range [{low}, {high}]",
+            **verdict.info,
+        )
+    return verdict
+
+
+@dataclass
+class BatchRecord:
+    """Per-verifier scores kept for batch metrics."""
+
+    scores: dict[str, list[Score]] = field(default_factory=dict)
+
+
+class ScoringEngine:
+    """Scores samples through an executor, honouring each verifier's concurrency."""
+
+    def __init__(self, executor: Executor, max_in_flight: int | None = None) -> None:
+        self.executor = executor
+        self.max_in_flight = max_in_flight or max(4 * executor.capacity, 16)
+        self._limits: dict[int, asyncio.Semaphore] = {}
+        self.record = BatchRecord()
+
+    def _limit(self, verifier: Verifier) -> asyncio.Semaphore | None:
+        if verifier.concurrency is None:
+            return None
+        if id(verifier) not in self._limits:
+            self._limits[id(verifier)] = asyncio.Semaphore(verifier.concurrency)
+        return self._limits[id(verifier)]
+
+    async def _judge(self, verifier: Verifier, sample: Sample) -> Verdict:
+        limit = self._limit(verifier)
+        if limit is None:
+            verdict = await self.executor.run(verifier, sample.task, sample.completion)
+        else:
+            async with limit:
+                verdict = await self.executor.run(verifier, sample.task, sample.completion)
+        return settle(verifier, verdict)
+
+    async def score_one(self, reward: Reward, sample: Sample) -> Score:
+        start = time.perf_counter()
+        names = reward.names
+        verdicts = await asyncio.gather(*(self._judge(reward.verifiers[n], sample) for n in names))
+        elapsed = time.perf_counter() - start
+        by_name = dict(zip(names, verdicts, strict=True))
+        for name, verdict in by_name.items():
+            self.record.scores.setdefault(name, []).append(
+                make_score(sample, verdict, reward.ref, elapsed)
+            )
+        return make_score(sample, reward.combine(by_name), reward.ref, elapsed)
+
+    async def score(
+        self,
+        samples: Iterable[tuple[Reward, Sample]],
+        on_score: Callable[[Score], None] | None = None,
+    ) -> list[Score]:
+        """Score every sample; results come back in input order, ``on_score`` sees
+        each as it finishes."""
+        queue = list(enumerate(samples))
+        results: list[Score | None] = [None] * len(queue)
+        cursor = iter(queue)
+
+        async def lane() -> None:
+            for position, (reward, sample) in cursor:
+                score = await self.score_one(reward, sample)
+                results[position] = score
+                if on_score is not None:
+                    on_score(score)
+
+        lanes = min(self.max_in_flight, len(queue)) or 1
+        await asyncio.gather(*(lane() for _ in range(lanes)))
+        return [s for s in results if s is not None]
+
+    def batch_metrics(self, rewards: Sequence[Reward]) -> dict[str, float]:
+        """Each verifier's batch figures; prefixed by verifier name when several ran."""
+        verifiers = {name: r.verifiers[name] for r in rewards for name in r.names}
+        metrics: dict[str, float] = {}
+        for name, verifier in verifiers.items():
+            figures = verifier.batch_metrics(self.record.scores.get(name, []))
+            prefix = "" if len(verifiers) == 1 else f"{name}."
+            metrics.update({prefix + key: value for key, value in figures.items()})
+        return metrics
+
+
+def make_score(sample: Sample, verdict: Verdict, ref: object, elapsed: float) -> Score:
+    return Score.model_validate(
+        {
+            "task_id": sample.task.id,
+            "sample_index": sample.index,
+            "reward": verdict.reward,
+            "status": verdict.status,
+            "components": verdict.components,
+            "verifier": ref,
+            "elapsed_s": elapsed,
+            "info": verdict.info,
+            "error": verdict.error,
+        }
+    )

@@ -1,0 +1,39 @@
+"""Score a batch end to end: pick an executor, run the engine, collect batch metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rl_verifier.contracts import Score
+from rl_verifier.engine import Sample, ScoringEngine
+from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.reward import Reward
+
+ExecutorKind = Literal["process", "inline"]
+
+
+def make_executor(kind: ExecutorKind = "process", workers: int | None = None) -> Executor:
+    if kind == "inline":
+        return InlineExecutor(workers)
+    return ProcessExecutor(workers)
+
+
+@dataclass
+class BatchResult:
+    scores: list[Score]
+    metrics: dict[str, float]
+
+
+async def score_batch(
+    jobs: Sequence[tuple[Reward, Sample]],
+    executor: Executor,
+    on_score: Callable[[Score], None] | None = None,
+) -> BatchResult:
+    """Score ``jobs`` (input order kept) and compute each verifier's batch metrics."""
+    async with executor:
+        engine = ScoringEngine(executor)
+        scores = await engine.score(jobs, on_score)
+    rewards = list({id(reward): reward for reward, _ in jobs}.values())
+    return BatchResult(scores, engine.batch_metrics(rewards))

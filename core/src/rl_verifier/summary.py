@@ -1,0 +1,47 @@
+"""The end-of-run summary: counts, mean reward, statuses, components, batch metrics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from rl_verifier.contracts import Score, Status
+
+
+def summarise(scores: Sequence[Score], metrics: dict[str, float]) -> dict[str, Any]:
+    """Figures over a batch. Mean reward counts judged samples (ok and invalid) only:
+    a timeout or an error says nothing about the model."""
+    statuses = Counter(score.status for score in scores)
+    judged = [s.reward for s in scores if s.status.completed]
+    ok = [s for s in scores if s.status is Status.OK]
+    names = sorted({name for s in ok for name in s.components})
+    components = {n: fmean(s.components[n] for s in ok if n in s.components) for n in names}
+    return {
+        "count": len(scores),
+        "tasks": len({s.task_id for s in scores}),
+        "mean_reward": fmean(judged) if judged else None,
+        "status": {status.value: statuses.get(status, 0) for status in Status},
+        "components": components,
+        "metrics": metrics,
+    }
+
+
+def format_summary(summary: dict[str, Any], out_path: Path) -> str:
+    mean = summary["mean_reward"]
+    lines = [
+        f"scored {summary['count']} completions of {summary['tasks']} tasks -> {out_path}",
+        f"  {'verifier':<22} {', '.join(summary.get('verifier', []))}",
+        f"  {'count':<22} {summary['count']}",
+        f"  {'mean reward (judged)':<22} {'-' if mean is None else f'{mean:.4f}'}",
+        f"  {'status':<22} " + "  ".join(f"{k} {v}" for k, v in summary["status"].items()),
+    ]
+    if summary["components"]:
+        lines.append("components (mean over ok)")
+        lines += [f"  {name:<22} {value:.4f}" for name, value in summary["components"].items()]
+    if summary["metrics"]:
+        lines.append("batch metrics")
+        lines += [f"  {name:<22} {value:.6g}" for name, value in summary["metrics"].items()]
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""The ``Verifier`` base class every plugin subclasses."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rl_verifier.contracts import Completion, Score, Task, Verdict
+from rl_verifier.errors import UserError
+
+# Settings that change how a check runs, not what it concludes: kept out of config_hash.
+EXECUTION_KEYS = frozenset({"timeout_s", "max_concurrency"})
+
+
+class VerifierConfig(BaseModel):
+    """Base of every verifier's settings. Unknown keys are rejected by name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="Deadline for one sample; default: the verifier's own."
+    )
+    max_concurrency: int | None = Field(
+        default=None, ge=1, description="Samples checked at once; default: the verifier's own."
+    )
+    invalid_penalty: float = Field(
+        default=0.0, description="Reward given when the output cannot be used (status invalid)."
+    )
+
+
+class VerifierMetadata(BaseModel):
+    """What a verifier declares about itself."""
+
+    name: str
+    description: str
+    reward_range: tuple[float, float]
+    deterministic: bool
+    needs_sandbox: bool
+    default_timeout_s: float
+    max_concurrency: int | None
+
+
+class Verifier:
+    """Judges one completion of one task.
+
+    Subclasses set ``name`` and ``description``, may set ``Config`` and the other
+    class attributes, and implement ``verify`` (``async def`` or plain ``def``;
+    plain functions run off the event loop). ``open``/``close`` bracket the use of
+    expensive resources. ``batch_metrics`` reports figures over a whole batch.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    Config: ClassVar[type[VerifierConfig]] = VerifierConfig
+    reward_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    deterministic: ClassVar[bool] = True
+    needs_sandbox: ClassVar[bool] = False
+    default_timeout_s: ClassVar[float] = 30.0
+    max_concurrency: ClassVar[int | None] = None
+
+    def __init__(self, config: VerifierConfig | Mapping[str, Any] | None = None) -> None:
+        self.config = self.parse_config(config)
+
+    @classmethod
+    def parse_config(cls, config: VerifierConfig | Mapping[str, Any] | None) -> VerifierConfig:
+        """Validate settings, raising ``UserError`` that names each bad key."""
+        if isinstance(config, cls.Config):
+            return config
+        data = dict(config or {})
+        try:
+            return cls.Config.model_validate(data)
+        except ValidationError as exc:
+            raise UserError(describe_config_error(cls.name, exc)) from None
+
+    # Lifecycle and judgement ---------------------------------------------------------
+
+    async def open(self) -> None:
+        """Acquire expensive resources (pools, indexes). Called once before use."""
+
+    async def close(self) -> None:
+        """Release what ``open`` acquired."""
+
+    def verify(self, task: Task, completion: Completion) -> Verdict | Any:
+        """Judge one completion. May be ``async def``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement verify()")
+
+    def batch_metrics(self, scores: Sequence[Score]) -> dict[str, float]:
+        """Figures over a whole batch (for example calibration error). Default: none."""
+        return {}
+
+    # Declared facts ------------------------------------------------------------------
+
+    def bounds(self) -> tuple[float, float]:
+        """Lowest and highest reward this configured verifier can give."""
+        low, high = self.reward_range
+        penalty = self.config.invalid_penalty
+        return (min(low, penalty), max(high, penalty))
+
+    @property
+    def timeout_s(self) -> float:
+        return self.config.timeout_s or self.default_timeout_s
+
+    @property
+    def concurrency(self) -> int | None:
+        return self.config.max_concurrency or self.max_concurrency
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.name, self.config)
+
+    @classmethod
+    def metadata(cls) -> VerifierMetadata:
+        return VerifierMetadata(
+            name=cls.name,
+            description=cls.description or first_doc_line(cls),
+            reward_range=cls.reward_range,
+            deterministic=cls.deterministic,
+            needs_sandbox=cls.needs_sandbox,
+            default_timeout_s=cls.default_timeout_s,
+            max_concurrency=cls.max_concurrency,
+        )
+
+    @classmethod
+    def is_async(cls) -> bool:
+        return inspect.iscoroutinefunction(cls.verify)
+
+
+def config_hash(name: str, config: VerifierConfig) -> str:
+    """Stable short hash of the settings that can change a verdict."""
+    judged = config.model_dump(mode="json", exclude=set(EXECUTION_KEYS))
+    payload = json.dumps({"verifier": name, "config": judged}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def describe_config_error(name: str, exc: ValidationError) -> str:
+    """One line per problem, naming the key."""
+    problems = []
+    for err in exc.errors():
+        key = ".".join(str(part) for part in err["loc"]) or "(config)"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown config key '{key}'")
+        else:
+            problems.append(f"config key '{key}': {err['msg']}")
+    return f"bad config for verifier '{name}': " + "; ".join(problems)
+
+
+def first_doc_line(cls: type) -> str:
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    return doc.splitlines()[0] if doc else ""
