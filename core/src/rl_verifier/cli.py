@@ -49,7 +49,7 @@ def plugins(as_json: bool) -> None:
 def verifiers(as_json: bool) -> None:
     """List verifiers with their config schema and defaults."""
     entries = []
-    for name, entry in get_plugins().registry.items():
+    for _name, entry in get_plugins().registry.items():
         meta = entry.cls.metadata().model_dump(mode="json")
         schema = entry.cls.Config.model_json_schema()
         entries.append({**meta, "plugin": entry.plugin, "version": entry.version, "config": schema})
@@ -73,8 +73,13 @@ def verifiers(as_json: bool) -> None:
 @click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path))
 @click.option("--completions", "completions_path", required=True, type=click.Path(path_type=Path))
 @click.option("--out", "out_path", required=True, type=click.Path(path_type=Path))
-@click.option("--executor", type=click.Choice(["process", "inline"]), default="process",
-              show_default=True, help="process: killable workers; inline: this process.")
+@click.option(
+    "--executor",
+    type=click.Choice(["process", "inline"]),
+    default="process",
+    show_default=True,
+    help="process: killable workers; inline: this process.",
+)
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes [default: cores].")
 @click.option("--summary-json", type=click.Path(path_type=Path), help="Also write the summary.")
 def verify(
@@ -93,9 +98,12 @@ def verify(
     tasks = load_tasks(tasks_path)
     samples = load_samples(tasks, completions_path)
     jobs = bind_rewards(spec, config, samples, tasks_path)
-    with atomic_output(out_path) as out, click.progressbar(
-        length=len(jobs), label="scoring", file=sys.stderr, hidden=not sys.stderr.isatty()
-    ) as bar:
+    with (
+        atomic_output(out_path) as out,
+        click.progressbar(
+            length=len(jobs), label="scoring", file=sys.stderr, hidden=not sys.stderr.isatty()
+        ) as bar,
+    ):
 
         def write(score: Score) -> None:
             out.write(score.model_dump_json() + "\n")
@@ -148,8 +156,13 @@ def plugin() -> None:
 
 @plugin.command("new")
 @click.argument("name")
-@click.option("--dir", "directory", type=click.Path(path_type=Path), default=None,
-              help="Where to create the package [default: ./rl-verifier-NAME].")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to create the package [default: ./rl-verifier-NAME].",
+)
 def plugin_new(name: str, directory: Path | None) -> None:
     """Create a plugin package with a verifier skeleton and contract tests."""
     from rl_verifier.scaffold import create_plugin

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -68,7 +68,7 @@ def content_text(content: Any) -> str:
     return ""
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of one verification.
 
     ``ok``: the verifier judged the output (right or wrong). ``invalid``: the output

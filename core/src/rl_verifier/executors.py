@@ -40,7 +40,7 @@ class Executor(ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 - optional hook, empty by default
         """Prepare to run."""
 
     @abstractmethod
@@ -65,8 +65,9 @@ def coerce_verdict(value: Any) -> Verdict:
 
 async def call_verify(verifier: Verifier, task: Task, completion: Completion) -> Verdict:
     """Run ``verify`` (async, or sync in a thread) and coerce its result."""
+    value: Any
     if verifier.is_async():
-        value = await verifier.verify(task, completion)
+        value = await verifier.verify(task, completion)  # type: ignore[misc]
     else:
         value = await asyncio.to_thread(verifier.verify, task, completion)
     return coerce_verdict(value)

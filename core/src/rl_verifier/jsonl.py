@@ -72,7 +72,9 @@ def load_samples(tasks: dict[str, Task], path: Path) -> list[Sample]:
     for number, completion in read_rows(path, Completion):
         task = tasks.get(completion.task_id)
         if task is None:
-            raise UserError(f"{path}:{number}: task_id '{completion.task_id}' is not in the tasks file")
+            raise UserError(
+                f"{path}:{number}: task_id '{completion.task_id}' is not in the tasks file"
+            )
         index = counts.get(task.id, 0)
         counts[task.id] = index + 1
         samples.append(Sample(task, completion, index))

@@ -142,7 +142,7 @@ def discover() -> Plugins:
             continue
         try:
             module = entry.load()
-        except BaseException as exc:  # noqa: BLE001 - SystemExit in a plugin must not end us
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             plugins.infos[info.name] = info

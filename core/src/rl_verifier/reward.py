@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier.contracts import STATUS_SEVERITY, Status, Verdict, VerifierRef
+from rl_verifier.contracts import STATUS_SEVERITY, Verdict, VerifierRef
 from rl_verifier.errors import UserError
 from rl_verifier.registry import VerifierRegistry
 from rl_verifier.verifier import Verifier
 
-TOKEN = re.compile(r"\s*(?:(?P<num>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)|(?P<name>[A-Za-z_]\w*)|(?P<op>[-+*]))")
+TOKEN = re.compile(
+    r"\s*(?:(?P<num>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)|(?P<name>[A-Za-z_]\w*)|(?P<op>[-+*]))"
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class Term:
 def parse_expression(expression: str) -> list[Term]:
     """Parse ``[-]w*a*b + c - d ...`` into terms; raise ``UserError`` on bad syntax."""
     terms: list[Term] = []
-    sign, weight, factors, expect_operand = 1.0, 1.0, [], True
+    factors: list[str] = []
+    sign, weight, expect_operand = 1.0, 1.0, True
     position = 0
     text = expression.strip()
     if not text:
@@ -46,7 +49,12 @@ def parse_expression(expression: str) -> list[Term]:
         position = match.end()
         if match["op"] is not None and match["op"] in "+-" and not expect_operand:
             terms.append(Term(sign * weight, tuple(factors)))
-            sign, weight, factors, expect_operand = (-1.0 if match["op"] == "-" else 1.0), 1.0, [], True
+            sign, weight, factors, expect_operand = (
+                (-1.0 if match["op"] == "-" else 1.0),
+                1.0,
+                [],
+                True,
+            )
         elif match["op"] == "-" and expect_operand and not factors and weight == 1.0:
             sign = -sign
         elif match["op"] == "*" and not expect_operand:
@@ -76,7 +84,9 @@ class Reward:
         if self.single:
             verifier = verifiers[self.names[0]]
             self.ref = VerifierRef(
-                name=verifier.name, version=versions[verifier.name], config_hash=verifier.config_hash
+                name=verifier.name,
+                version=versions[verifier.name],
+                config_hash=verifier.config_hash,
             )
         else:
             parts = {name: [versions[name], v.config_hash] for name, v in verifiers.items()}
@@ -135,7 +145,8 @@ def build_reward(
         unknown = sorted(set(config) - set(names))
         if unknown:
             raise UserError(
-                f"config for '{unknown[0]}' given, but the reward spec uses only: {', '.join(names)}"
+                f"config for '{unknown[0]}' given, but the reward spec uses only: "
+                + ", ".join(names)
             )
     verifiers: dict[str, Verifier] = {}
     versions: dict[str, str] = {}

@@ -9,7 +9,7 @@ from string import Template
 from rl_verifier import __version__
 from rl_verifier.errors import UserError
 
-PYPROJECT = '''[build-system]
+PYPROJECT = """[build-system]
 requires = ["hatchling>=1.21"]
 build-backend = "hatchling.build"
 
@@ -29,22 +29,23 @@ $name = "rl_verifier_$name.plugin"
 
 [tool.hatch.build.targets.wheel]
 packages = ["src/rl_verifier_$name"]
-'''
+"""
 
-README = '''# rl-verifier-$dist_name
+README = """# rl-verifier-$dist_name
 
 A verifier plugin for [rl-verifier](https://pypi.org/project/rl-verifier/).
 
     pip install -e .[test]
     rlv plugins            # lists '$name'
     pytest                 # contract tests from rl_verifier.testing
-    rlv verify --verifier $name --tasks tasks.jsonl --completions completions.jsonl --out scores.jsonl
+    rlv verify --verifier $name --tasks tasks.jsonl \\
+        --completions completions.jsonl --out scores.jsonl
 
 Edit `src/rl_verifier_$name/verifier.py`: `verify` returns `Verdict.ok(reward)` when it
 judged the output, `Verdict.invalid(reason)` when the output is unusable, and
 `Verdict.failed(message)` when the check itself could not run. Never score an
 infrastructure failure as a wrong answer.
-'''
+"""
 
 INIT = '''"""$title verifier for rl-verifier."""
 

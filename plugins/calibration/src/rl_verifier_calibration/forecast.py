@@ -76,8 +76,10 @@ def extract_probability(text: str) -> Forecast:
         numbers = []
         for label in labels:
             found = scan_numbers(label["body"])
-            # A bare integer counts right after the label ("Probability: 1"), not later on.
-            numbers += [n for i, n in enumerate(found) if i == 0 or not n.integer]
+            # Later bare integers are counts or years, unless they read as 0 or 1 ("1 or 0").
+            numbers += [
+                n for i, n in enumerate(found) if i == 0 or not n.integer or n.value in (0, 1)
+            ]
         return Forecast(agree(numbers, "label"), "label")
     numbers = [n for n in scan_numbers(text) if not n.integer]
     return Forecast(agree(numbers, "text"), "text")
@@ -111,8 +113,8 @@ def scan_numbers(text: str) -> list[Number]:
 
 
 def joins_percentage(text: str, match: re.Match[str], later: list[re.Match[str]]) -> bool:
-    """Whether a bare number is the first end of a percentage range ("60-80%", "60 to 80%")."""
-    if not later or not later[0]["pct"]:
+    """Whether a bare integer is the first end of a percentage range ("60-80%", "60 to 80%")."""
+    if not later or not later[0]["pct"] or "." in match["num"]:
         return False
     gap = text[match.end() : later[0].start()]
     return _RANGE_JOIN.fullmatch(gap) is not None and later[0]["sign"] is None

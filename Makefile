@@ -1,0 +1,41 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RLV := $(VENV)/bin/rlv
+PLUGINS := $(sort $(wildcard plugins/*))
+DISTS := core $(PLUGINS)
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint typecheck pytest clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): $(PY) requirements-dev.txt $(addsuffix /pyproject.toml,$(DISTS))
+	$(PY) -m pip install -q -r requirements-dev.txt $(foreach d,$(DISTS),-e '$(d)[test]')
+	touch $@
+
+install: $(STAMP)
+
+demo: install
+	$(RLV) plugins
+	$(RLV) verify --verifier calibration \
+		--tasks examples/calibration/tasks.jsonl \
+		--completions examples/calibration/completions.jsonl \
+		--out runs/demo/scores.jsonl --summary-json runs/demo/summary.json
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+typecheck: install
+	$(VENV)/bin/mypy core/src $(addsuffix /src,$(PLUGINS))
+
+pytest: install
+	$(VENV)/bin/pytest -q
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
