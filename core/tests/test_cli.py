@@ -250,3 +250,80 @@ def test_plugin_commands_hook_adds_a_command(make_plugin: MakePlugin) -> None:
     )
     result = rlv("hello", env={"PYTHONPATH": str(site)})
     assert result.stdout.strip() == "hello from a plugin", result.stderr
+
+
+HANGING_PLUGIN = """
+from rl_verifier import Verdict, Verifier, hookimpl
+
+class Hang(Verifier):
+    '''Never returns when the completion says so.'''
+    name = "hang"
+    default_timeout_s = 0.5
+    def verify(self, task, completion):
+        while completion.text() == "hang":
+            pass
+        return Verdict.ok(1.0)
+
+@hookimpl
+def register_verifiers(register):
+    register(Hang)
+"""
+
+
+def test_verifier_that_never_returns_is_cut_and_the_rest_score(
+    tmp_path: Path, make_plugin: MakePlugin
+) -> None:
+    site = make_plugin("hang", HANGING_PLUGIN)
+    tasks = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "prompt": "p"}])
+    completions = write_jsonl(
+        tmp_path / "c.jsonl",
+        [{"task_id": "a", "completion": text} for text in ["hang", "fine", "hang", "fine"]],
+    )
+    out = tmp_path / "s.jsonl"
+    result = rlv(
+        "verify",
+        "--verifier",
+        "hang",
+        "--tasks",
+        str(tasks),
+        "--completions",
+        str(completions),
+        "--out",
+        str(out),
+        env={"PYTHONPATH": str(site)},
+    )
+    assert result.returncode == 0, result.stderr
+    rows = sorted(
+        (r["sample_index"], r["status"]) for r in map(json.loads, out.read_text().splitlines())
+    )
+    assert rows == [(0, "timeout"), (1, "ok"), (2, "timeout"), (3, "ok")]
+    assert "timeout 2" in result.stdout
+
+
+def test_register_verifier_fixture_makes_a_class_usable_in_process(
+    tmp_path: Path, batch: tuple[Path, Path], register_verifier: object
+) -> None:
+    from click.testing import CliRunner
+    from rlv_test_verifiers import Behaviour
+
+    from rl_verifier.cli import cli
+
+    register_verifier(Behaviour)  # type: ignore[operator]
+    tasks, completions = batch
+    out = tmp_path / "s.jsonl"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "verify",
+            "--verifier",
+            "behaviour",
+            "--tasks",
+            str(tasks),
+            "--completions",
+            str(completions),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == 3

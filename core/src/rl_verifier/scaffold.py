@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from string import Template
 
@@ -71,6 +73,8 @@ def register_verifiers(register: Callable[[type[Verifier]], None]) -> None:
 VERIFIER = '''"""The $name verifier: reward 1 when the answer holds the expected keyword."""
 
 import re
+import shutil
+import tempfile
 
 from pydantic import Field
 
@@ -159,8 +163,17 @@ def create_plugin(name: str, directory: Path | None = None) -> Path:
     target = directory or Path(f"rl-verifier-{values['dist_name']}")
     if target.exists() and any(target.iterdir()):
         raise UserError(f"{target} exists and is not empty")
-    for relative, text in FILES.items():
-        path = target / Template(relative).substitute(values)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(Template(text).substitute(values), encoding="utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".rlv-new-", dir=target.parent))
+    try:
+        for relative, text in FILES.items():
+            path = staging / Template(relative).substitute(values)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(Template(text).substitute(values), encoding="utf-8")
+        if target.exists():
+            target.rmdir()
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return target
