@@ -74,15 +74,23 @@ def main() -> None:
     rows = [
         ("direct loop (no isolation)", args.samples, timed(lambda: direct(batch))),
         ("inline engine", args.samples, timed(lambda: engine(batch, "inline"))),
-        ("process engine (pooled, killable)", args.samples, timed(lambda: engine(batch, "process"))),
+        (
+            "process engine (pooled, killable)",
+            args.samples,
+            timed(lambda: engine(batch, "process")),
+        ),
     ]
     few = batch[: args.fresh_samples]
-    rows.append(("fresh process per sample (baseline)", len(few), timed(lambda: fresh_process(few))))
+    rows.append(
+        ("fresh process per sample (baseline)", len(few), timed(lambda: fresh_process(few)))
+    )
     print(f"cores: {os.cpu_count()}")
     print(f"{'method':<38} {'samples':>8} {'seconds':>9} {'samples/s':>11} {'ms/sample':>10}")
     for name, count, seconds in rows:
-        print(f"{name:<38} {count:>8} {seconds:>9.3f} {count / seconds:>11.1f} "
-              f"{1000 * seconds / count:>10.3f}")
+        print(
+            f"{name:<38} {count:>8} {seconds:>9.3f} {count / seconds:>11.1f} "
+            f"{1000 * seconds / count:>10.3f}"
+        )
     pooled = rows[2][1] / rows[2][2]
     naive = rows[3][1] / rows[3][2]
     print(f"process engine vs fresh process per sample: {pooled / naive:.1f}x the throughput")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -51,6 +52,8 @@ def verifiers(as_json: bool) -> None:
     entries = []
     for _name, entry in get_plugins().registry.items():
         meta = entry.cls.metadata().model_dump(mode="json")
+        with contextlib.suppress(UserError):  # settings with required keys: class range
+            meta["reward_range"] = list(entry.cls().bounds())
         schema = entry.cls.Config.model_json_schema()
         entries.append({**meta, "plugin": entry.plugin, "version": entry.version, "config": schema})
     if as_json:

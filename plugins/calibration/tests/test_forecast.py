@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 
 import pytest
 
@@ -25,6 +27,8 @@ from rl_verifier_calibration.forecast import ForecastError, extract_probability
         ("<Probability> 72% </Probability>", 0.72, "tag"),
         ("<confidence>0.8</confidence>", 0.8, "tag"),
         ("<probability>1</probability>", 1.0, "tag"),
+        ("<probability>1e-05</probability>", 1e-05, "tag"),
+        ("<probability>7.5E-1</probability>", 0.75, "tag"),
         ("Probability: 0.72", 0.72, "label"),
         ("probability = 0.72", 0.72, "label"),
         ("**Probability:** 72%", 0.72, "label"),
@@ -109,6 +113,32 @@ def test_refuses_hedges_and_nonsense(text: str, reason: str) -> None:
         extract_probability(text)
 
 
+PATHOLOGICAL = [
+    "<probability>" * 20_000,
+    "<answer>" * 20_000,
+    "<probability>0.5</confidence>" * 10_000,
+    "Probability" + " " * 200_000 + "x",
+    ("Probability" + " " * 2000 + "(x)" + " " * 2000 + "**") * 40,
+    "Answer" + " " * 200_000,
+    "final" + " " * 200_000,
+    "0.5 " * 50_000,
+    "5 - " * 50_000 + "5%",
+    ("<" + " " * 5000) * 40,
+    "5" * 200_000 + ".5.5",
+]
+
+
+def test_pathological_text_is_read_in_linear_time() -> None:
+    """Quadratic regex behaviour would let a policy turn penalties into timeouts."""
+    start = time.perf_counter()
+    for text in PATHOLOGICAL:
+        with contextlib.suppress(ForecastError):
+            extract_probability(text)
+        with contextlib.suppress(AnswerError):
+            extract_answer(text)
+    assert time.perf_counter() - start < 3.0
+
+
 def test_huge_numbers_do_not_overflow_into_a_forecast() -> None:
     with pytest.raises(ForecastError, match="outside"):
         extract_probability("9" * 500 + ".5")
@@ -123,6 +153,7 @@ def test_huge_numbers_do_not_overflow_into_a_forecast() -> None:
         ("<answer>0</answer>", 0),
         ("Answer: yes, fairly sure", 1),
         ("**Final answer:** no", 0),
+        ("Answer: __No__", 0),
         ("<answer>yes</answer> ... <answer>Yes</answer>", 1),
         ("Answer: maybe\n<answer>no</answer>", 0),
     ],
@@ -139,6 +170,8 @@ def test_reads_answers(text: str, answer: int) -> None:
         ("<answer>yes or no</answer>", "not yes or no"),
         ("<answer>yes</answer><answer>no</answer>", "several different"),
         ("Answer: perhaps", "not yes or no"),
+        ("Answer: 0.7", "not yes or no"),
+        ("<answer>0.7</answer>", "not yes or no"),
     ],
 )
 def test_refuses_bad_answers(text: str, reason: str) -> None:

@@ -16,7 +16,9 @@ GRID = [i / 100 for i in range(101)]
 
 def judge(completion: str, outcome: int, **config: Any) -> Verdict:
     task = Task(id="q", prompt="Will it happen?", reference={"outcome": outcome})
-    verdict = CalibrationVerifier(config).verify(task, Completion(task_id="q", completion=completion))
+    verdict = CalibrationVerifier(config).verify(
+        task, Completion(task_id="q", completion=completion)
+    )
     assert isinstance(verdict, Verdict)
     return verdict
 
@@ -153,14 +155,17 @@ def test_bounds_follow_the_configuration() -> None:
 
 def expected(completion: str, p_true: float, rule: str) -> float:
     """Exact expected reward of a completion when the outcome is 1 with probability p_true."""
-    return p_true * reward(completion, 1, rule=rule) + (1 - p_true) * reward(completion, 0, rule=rule)
+    if_yes, if_no = reward(completion, 1, rule=rule), reward(completion, 0, rule=rule)
+    return p_true * if_yes + (1 - p_true) * if_no
 
 
 @pytest.mark.parametrize("rule", ["brier", "log", "spherical"])
 def test_hedging_never_beats_an_informed_forecast(rule: str) -> None:
+    penalty = CalibrationVerifier({"rule": rule}).config.invalid_penalty
     for p in GRID:
         informed = expected(f"<probability>{p}</probability>", p, rule)
         hedged = expected("<probability>0.5</probability>", p, rule)
+        assert informed > penalty  # refusing to forecast (invalid) does not pay either
         if p == 0.5:
             assert informed == pytest.approx(hedged, abs=1e-12)
         else:
@@ -171,13 +176,15 @@ def test_hedging_never_beats_an_informed_forecast_rlcr() -> None:
     for p in GRID:
         likely = "yes" if p >= 0.5 else "no"
         confidence = max(p, 1 - p)
-        informed = expected(f"<answer>{likely}</answer><confidence>{confidence}</confidence>", p, "rlcr")
+        stated = f"<answer>{likely}</answer><confidence>{confidence}</confidence>"
+        informed = expected(stated, p, "rlcr")
         # The hedger may pick either answer; the better of the two still loses.
         hedged = max(
             expected(f"<answer>{a}</answer><confidence>0.5</confidence>", p, "rlcr")
             for a in ("yes", "no")
         )
         assert informed == pytest.approx(confidence**2, abs=1e-12)  # E = c*(1-(1-c)^2) - (1-c)c^2
+        assert informed > CalibrationVerifier({"rule": "rlcr"}).config.invalid_penalty
         if p == 0.5:
             assert informed == pytest.approx(hedged, abs=1e-12)
         else:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 
-from rl_verifier_calibration.forecast import final_part
+from rl_verifier_calibration.markup import final_part, tag_bodies
 
-_TAG = re.compile(r"<\s*answer\s*>(?P<body>.*?)<\s*/\s*answer\s*>", re.IGNORECASE | re.DOTALL)
 _LABEL = re.compile(
-    r"(?<!\w)(?:final\s+)?answer[ \t]*(?:\*\*|__)?[ \t]*[:=][ \t]*(?:\*\*|__)?(?P<body>[^\n]*)",
+    r"(?<!\w)(?:final\s++)?answer[ \t]*+(?:\*\*|__)?[ \t]*+[:=][ \t]*+(?:\*\*|__)?"
+    r"(?P<body>[^\n]*)",
     re.IGNORECASE,
 )
-_FIRST_WORD = re.compile(r"[\s*_`'\"(\[]*(?P<word>\w+)")
+_FIRST_WORD = re.compile(r"[\s*_`'\"(\[]*+(?P<word>\w++(?:\.\d+)?)")
 _WORDS = {"yes": 1, "y": 1, "true": 1, "1": 1, "no": 0, "n": 0, "false": 0, "0": 0}
 _DECORATION = " \t\r\n.!*_`'\"()[]"
 
@@ -24,11 +24,11 @@ def extract_answer(text: str) -> int:
     """1 for yes/true/1, 0 for no/false/0: from ``<answer>`` tags first, else an
     ``Answer:`` label (its first word). Raise ``AnswerError`` when missing or ambiguous."""
     text = final_part(text)
-    bodies = [m["body"].strip(_DECORATION) for m in _TAG.finditer(text)]
+    bodies = [body.strip(_DECORATION) for body in tag_bodies(text, "answer")]
     if not bodies:
         for label in _LABEL.finditer(text):
             word = _FIRST_WORD.match(label["body"])
-            bodies.append(word["word"] if word else "")
+            bodies.append(word["word"].strip("_") if word else "")
     if not bodies:
         raise AnswerError("no answer (expected <answer>yes</answer> or 'Answer: yes')")
     values = []

@@ -4,7 +4,7 @@ Sources are tried in priority order and the first one present decides:
 
 1. tags: ``<probability>0.72</probability>`` (also ``<confidence>``, ``<forecast>``);
 2. labels: ``Probability: 0.72`` (also ``Confidence:``, ``Forecast:``), to the end of the line;
-3. free text: decimals (``0.72``) and percentages (``72%``, ``72 percent``).
+3. free text: decimals (``0.72``, ``1e-3``) and percentages (``72%``, ``72 percent``).
 
 Within the chosen source every number must name the same probability in [0, 1]:
 ``72%`` and ``0.72`` together are fine; hedges (``0.3 or 0.7``, ``between 60% and 80%``),
@@ -19,27 +19,27 @@ import math
 import re
 from dataclasses import dataclass
 
+from rl_verifier_calibration.markup import final_part, tag_bodies
+
 # Values closer than this are the same forecast written twice (72% and 0.72).
 SAME_VALUE_TOLERANCE = 1e-9
 
-_TAG = re.compile(
-    r"<\s*(probability|confidence|forecast)\s*>(?P<body>.*?)<\s*/\s*\1\s*>",
-    re.IGNORECASE | re.DOTALL,
-)
+TAG_NAMES = ("probability", "confidence", "forecast")
+# Possessive whitespace (*+, ++) keeps matching linear on long runs of spaces.
 _LABEL = re.compile(
-    r"(?<!\w)(?:final\s+)?(?:probability|confidence|forecast)"
-    r"(?:[ \t]+(?:level|score|estimate))?(?:[ \t]*\([^)\n]{0,40}\))?"
-    r"[ \t]*(?:\*\*|__)?[ \t]*[:=][ \t]*(?:\*\*|__)?(?P<body>[^\n]*)",
+    r"(?<!\w)(?:final\s++)?(?:probability|confidence|forecast)"
+    r"(?:[ \t]++(?:level|score|estimate)\b)?[ \t]*+(?:\([^)\n]{0,40}\)[ \t]*+)?"
+    r"(?:\*\*|__)?[ \t]*+[:=][ \t]*+(?:\*\*|__)?(?P<body>[^\n]*)",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(
-    r"(?<![\w.$€£¥])(?P<sign>[-+\u2212])?(?P<num>\d+(?:\.\d+)?|\.\d+)(?!\.?\d)"
-    r"(?P<pct>[ \t]*(?:%|percent\b|per[ \t]?cent\b))?",
+    r"(?<![\w.$€£¥])(?P<sign>[-+\u2212])?(?P<num>(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"(?!\.?\d)"
+    r"(?P<pct>[ \t]*+(?:%|percent\b|per[ \t]?cent\b))?",
     re.IGNORECASE,
 )
 # Between a bare integer and a percentage, these make the integer a percentage too ("60-80%").
-_RANGE_JOIN = re.compile(r"[ \t]*(?:-|\u2013|\u2014|to|or|and)[ \t]*", re.IGNORECASE)
-_THINK_END = re.compile(r"<\s*/\s*think\s*>", re.IGNORECASE)
+_RANGE_JOIN = re.compile(r"[ \t]*+(?:-|\u2013|\u2014|to|or|and)[ \t]*+", re.IGNORECASE)
 
 
 class ForecastError(ValueError):
@@ -67,9 +67,9 @@ class Number:
 def extract_probability(text: str) -> Forecast:
     """The one probability the text states; raise ``ForecastError`` otherwise."""
     text = final_part(text)
-    tags = list(_TAG.finditer(text))
+    tags = tag_bodies(text, *TAG_NAMES)
     if tags:
-        numbers = [n for tag in tags for n in scan_numbers(tag["body"])]
+        numbers = [n for body in tags for n in scan_numbers(body)]
         return Forecast(agree(numbers, "tag"), "tag")
     labels = list(_LABEL.finditer(text))
     if labels:
@@ -85,12 +85,6 @@ def extract_probability(text: str) -> Forecast:
     return Forecast(agree(numbers, "text"), "text")
 
 
-def final_part(text: str) -> str:
-    """The text after the last ``</think>``, or all of it."""
-    ends = list(_THINK_END.finditer(text))
-    return text[ends[-1].end() :] if ends else text
-
-
 def scan_numbers(text: str) -> list[Number]:
     """Every decimal, integer and percentage in ``text``, in order."""
     matches = list(_NUMBER.finditer(text))
@@ -99,25 +93,25 @@ def scan_numbers(text: str) -> list[Number]:
         tail = text[match.end() : match.end() + 1]
         if not match["pct"] and tail.isalpha():
             continue  # units and names: "2.5mg", "3x", "4th"
-        percent = bool(match["pct"]) or joins_percentage(text, match, matches[i + 1 :])
+        after = matches[i + 1] if i + 1 < len(matches) else None
+        percent = bool(match["pct"]) or joins_percentage(text, match, after)
         value = float(match["num"]) * (-1.0 if match["sign"] in ("-", "\u2212") else 1.0)
         numbers.append(
             Number(
                 value=value / 100.0 if percent else value,
                 raw=match.group().strip()[:40],
                 percent=percent,
-                integer="." not in match["num"] and not percent,
+                integer=match["num"].isdigit() and not percent,
             )
         )
     return numbers
 
 
-def joins_percentage(text: str, match: re.Match[str], later: list[re.Match[str]]) -> bool:
+def joins_percentage(text: str, match: re.Match[str], after: re.Match[str] | None) -> bool:
     """Whether a bare integer is the first end of a percentage range ("60-80%", "60 to 80%")."""
-    if not later or not later[0]["pct"] or "." in match["num"]:
+    if after is None or not after["pct"] or after["sign"] or not match["num"].isdigit():
         return False
-    gap = text[match.end() : later[0].start()]
-    return _RANGE_JOIN.fullmatch(gap) is not None and later[0]["sign"] is None
+    return _RANGE_JOIN.fullmatch(text, match.end(), after.start()) is not None
 
 
 def agree(numbers: list[Number], source: str) -> float:
