@@ -1,0 +1,9 @@
+"""``python -m rl_verifier_server [serve options]`` runs ``rlv serve``."""
+
+import sys
+
+from rl_verifier.cli import main
+
+if __name__ == "__main__":
+    sys.argv = ["rlv", "serve", *sys.argv[1:]]
+    main()

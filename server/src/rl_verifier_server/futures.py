@@ -1,0 +1,67 @@
+"""Request futures: submitted work gets an id at once; ``retrieve_future`` long-polls it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+LONG_POLL_S = 25.0  # the SDK waits 45 s for one poll and re-polls at once on try_again
+KEEP_RESULTS_S = 3600.0
+
+
+@dataclass
+class Outcome:
+    """A finished request: a JSON result, a protobuf result, or an error."""
+
+    json: dict[str, Any] | None = None
+    proto: bytes | None = None
+    error: str | None = None
+    category: str = "user"
+
+
+@dataclass
+class Pending:
+    kind: str
+    created: float = field(default_factory=time.monotonic)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    outcome: Outcome | None = None
+
+
+class FutureTable:
+    """Futures by request id; results are kept for an hour so retried polls find them."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Pending] = {}
+
+    def create(self, kind: str) -> str:
+        self._expire()
+        request_id = uuid.uuid4().hex
+        self._items[request_id] = Pending(kind)
+        return request_id
+
+    def resolve(self, request_id: str, outcome: Outcome) -> None:
+        item = self._items.get(request_id)
+        if item is not None and item.outcome is None:
+            item.outcome = outcome
+            item.done.set()
+
+    def known(self, request_id: str) -> bool:
+        return request_id in self._items
+
+    async def wait(self, request_id: str, timeout_s: float = LONG_POLL_S) -> Outcome | None:
+        """The outcome, or ``None`` when it is still pending after ``timeout_s``."""
+        item = self._items[request_id]
+        try:
+            await asyncio.wait_for(item.done.wait(), timeout_s)
+        except TimeoutError:
+            return None
+        return item.outcome
+
+    def _expire(self) -> None:
+        cutoff = time.monotonic() - KEEP_RESULTS_S
+        stale = [k for k, v in self._items.items() if v.outcome is not None and v.created < cutoff]
+        for key in stale:
+            del self._items[key]

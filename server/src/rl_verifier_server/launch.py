@@ -1,0 +1,99 @@
+"""Start ``rlv serve`` in a child process and wait until it answers ``healthz``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+from rl_verifier.errors import UserError
+
+
+class LocalServer:
+    """A background ``rlv serve`` on a free loopback port; use as a context manager."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        preload: tuple[str, ...] = ("rlv/tiny-chat",),
+        device: str = "auto",
+        log_path: Path | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.preload = preload
+        self.device = device
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = ""
+
+    def start(self, timeout_s: float = 120.0) -> str:
+        workdir = Path(tempfile.mkdtemp(prefix="rlv-serve-"))
+        port_file = workdir / "port"
+        log_path = self.log_path or workdir / "server.log"
+        args = [
+            sys.executable,
+            "-m",
+            "rl_verifier_server",
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--data-dir",
+            str(self.data_dir),
+            "--device",
+            self.device,
+        ]
+        for name in self.preload or ("",):
+            args += ["--preload", name]
+        with log_path.open("ab") as log:
+            self.process = subprocess.Popen(args, stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise UserError(f"rlv serve exited with {self.process.returncode}: {tail}")
+            if port_file.exists():
+                self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+                if healthy(self.url):
+                    return self.url
+            time.sleep(0.1)
+        self.stop()
+        raise UserError(f"rlv serve did not answer within {timeout_s:.0f}s (log: {log_path})")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def healthy(url: str, timeout_s: float = 2.0) -> bool:
+    """Whether a Tinker-compatible server answers at ``url``."""
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/healthz", timeout=timeout_s) as response:
+            return bool(json.loads(response.read()).get("status") == "ok")
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,85 @@
+"""Plain data passed between the HTTP layer and the runtime (no torch in here)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class UserInputError(Exception):
+    """The request was wrong (bad loss name, misshaped inputs, unknown id, ...).
+
+    The message is written for the SDK user and is safe to show verbatim.
+    """
+
+
+@dataclass(frozen=True)
+class LoraSpec:
+    """What a training client asked for in ``create_lora_training_client``."""
+
+    rank: int
+    seed: int | None = None
+    train_mlp: bool = True
+    train_attn: bool = True
+    train_unembed: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LoraSpec:
+        seed = data.get("seed")
+        return cls(
+            rank=int(data["rank"]),
+            seed=None if seed is None else int(seed),
+            train_mlp=bool(data.get("train_mlp", True)),
+            train_attn=bool(data.get("train_attn", True)),
+            train_unembed=bool(data.get("train_unembed", True)),
+        )
+
+    def validate(self) -> None:
+        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
+            raise UserInputError(f"LoRA rank must be a positive integer, got {self.rank!r}")
+        if not (self.train_mlp or self.train_attn or self.train_unembed):
+            raise UserInputError(
+                "at least one of train_mlp, train_attn, train_unembed must be true"
+            )
+
+
+@dataclass
+class DatumIn:
+    """One training example: the model input and its ``loss_fn_inputs``."""
+
+    tokens: list[int]
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class FwdBwdResult:
+    """Per-datum outputs (``logprobs``, ``elementwise_loss``) and ``name:reduction`` metrics."""
+
+    outputs: list[dict[str, np.ndarray]]
+    metrics: dict[str, float]
+
+
+@dataclass
+class SampledSequence:
+    tokens: list[int]
+    logprobs: list[float]
+    stop_reason: str  # "stop" | "length"
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What ``read_checkpoint_info`` finds in an adapter directory written by the runtime."""
+
+    kind: str  # "training" (save_state) or "sampler" (snapshot_sampler)
+    base_model: str
+    spec: LoraSpec
+    lora_alpha: float
+    target_modules: tuple[str, ...]
+    step: int
+    has_optimizer: bool

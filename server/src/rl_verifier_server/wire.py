@@ -1,0 +1,135 @@
+"""Protobuf bodies of the Tinker protocol, using the message definitions the SDK ships.
+
+Requests in: ``ForwardBackwardRequest``. Results out: ``ForwardBackwardOutput`` and
+``SampleResponse``. Everything else on the wire is JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from tinker.proto import tinker_public_pb2 as pb
+
+from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence, UserInputError
+
+NUMPY_OF_DTYPE: dict[int, Any] = {
+    pb.DTYPE_FLOAT32: np.float32,
+    pb.DTYPE_INT64: np.int64,
+    pb.DTYPE_INT32: np.int32,
+}
+DTYPE_OF_NUMPY = {np.dtype(np.float32): pb.DTYPE_FLOAT32, np.dtype(np.int64): pb.DTYPE_INT64}
+
+
+@dataclass
+class ForwardBackwardCall:
+    model_id: str
+    seq_id: int
+    loss_fn: str
+    forward_only: bool
+    config: dict[str, float]
+    data: list[DatumIn]
+
+
+def decode_tensor(name: str, tensor: Any) -> np.ndarray:
+    """A proto ``Tensor`` (dense or CSR) as a dense numpy array."""
+    kind = NUMPY_OF_DTYPE.get(tensor.dtype)
+    if kind is None:
+        raise UserInputError(f"loss_fn_inputs['{name}']: unsupported dtype {tensor.dtype}")
+    shape = tuple(int(s) for s in tensor.shape)
+    if tensor.WhichOneof("encoding") == "sparse_csr":
+        csr = tensor.sparse_csr
+        values = np.frombuffer(csr.values, dtype=kind)
+        rows = np.frombuffer(csr.crow_indices, dtype=np.int64)
+        cols = np.frombuffer(csr.col_indices, dtype=np.int64)
+        if len(shape) != 2 or len(rows) != shape[0] + 1 or len(cols) != len(values):
+            raise UserInputError(f"loss_fn_inputs['{name}']: malformed sparse tensor")
+        dense = np.zeros(shape, dtype=kind)
+        for row in range(shape[0]):
+            start, end = int(rows[row]), int(rows[row + 1])
+            dense[row, cols[start:end]] = values[start:end]
+        return dense
+    flat = np.frombuffer(tensor.dense, dtype=kind).copy()
+    if shape:
+        if int(np.prod(shape)) != flat.size:
+            raise UserInputError(
+                f"loss_fn_inputs['{name}']: {flat.size} values do not fill shape {list(shape)}"
+            )
+        return flat.reshape(shape)
+    return flat
+
+
+def decode_tokens(datum: Any, index: int) -> list[int]:
+    tokens: list[int] = []
+    for chunk in datum.model_input:
+        if chunk.WhichOneof("chunk") != "encoded_text":
+            raise UserInputError(f"datum {index}: only text model inputs are supported")
+        tokens.extend(np.frombuffer(chunk.encoded_text.tokens, dtype=np.int32).tolist())
+    return tokens
+
+
+def decode_forward_backward(body: bytes) -> ForwardBackwardCall:
+    request = pb.ForwardBackwardRequest()
+    try:
+        request.ParseFromString(body)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError types
+        raise UserInputError(f"malformed forward_backward body: {exc}") from None
+    config: dict[str, float] = {key: float(v) for key, v in request.loss_fn_config.items()}
+    for key, value in request.loss_fn_config_v2.items():
+        if value.WhichOneof("value") == "text":
+            raise UserInputError(f"loss_fn_config['{key}']: text values are not supported")
+        config[key] = float(value.number)
+    data = [
+        DatumIn(
+            tokens=decode_tokens(datum, i),
+            inputs={name: decode_tensor(name, t) for name, t in datum.loss_fn_inputs.items()},
+        )
+        for i, datum in enumerate(request.data)
+    ]
+    return ForwardBackwardCall(
+        model_id=request.model_id,
+        seq_id=int(request.seq_id),
+        loss_fn=request.loss_fn,
+        forward_only=bool(request.forward_only),
+        config=config,
+        data=data,
+    )
+
+
+def encode_forward_backward(result: FwdBwdResult) -> bytes:
+    """One ``ArrayRecord`` holding every output field for every datum."""
+    out = pb.ForwardBackwardOutput(loss_fn_output_type="ArrayRecord")
+    record = out.loss_fn_outputs.add()
+    record.num_datums = len(result.outputs)
+    names = list(result.outputs[0]) if result.outputs else []
+    for name in names:
+        arrays = [np.ascontiguousarray(datum[name]) for datum in result.outputs]
+        dtype = DTYPE_OF_NUMPY.get(arrays[0].dtype)
+        if dtype is None:
+            arrays = [a.astype(np.float32) for a in arrays]
+            dtype = pb.DTYPE_FLOAT32
+        field = record.fields[name]
+        field.dtype = dtype
+        field.data = b"".join(a.tobytes() for a in arrays)
+        field.offsets = np.cumsum([0] + [a.nbytes for a in arrays], dtype=np.int64).tobytes()
+        if arrays[0].ndim > 1:
+            field.trailing_shape.extend(arrays[0].shape[1:])
+    for key, value in result.metrics.items():
+        out.metrics[key] = float(value)
+    return bytes(out.SerializeToString())
+
+
+def encode_samples(
+    sequences: list[SampledSequence], prompt_logprobs: list[float] | None = None
+) -> bytes:
+    response = pb.SampleResponse()
+    for sequence in sequences:
+        item = response.sequences.add()
+        stopped = sequence.stop_reason == "stop"
+        item.stop_reason = pb.STOP_REASON_STOP if stopped else pb.STOP_REASON_LENGTH
+        item.tokens = np.asarray(sequence.tokens, dtype=np.int32).tobytes()
+        item.logprobs = np.asarray(sequence.logprobs, dtype=np.float32).tobytes()
+    if prompt_logprobs is not None:
+        response.prompt_logprobs = np.asarray(prompt_logprobs, dtype=np.float32).tobytes()
+    return bytes(response.SerializeToString())
