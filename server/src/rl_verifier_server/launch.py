@@ -81,7 +81,8 @@ class LocalServer:
             self.process.wait()
 
     def __enter__(self) -> LocalServer:
-        self.start()
+        if self.process is None:
+            self.start()
         return self
 
     def __exit__(

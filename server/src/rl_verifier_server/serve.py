@@ -20,7 +20,9 @@ log = logging.getLogger("rl_verifier_server")
 
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only then,
+    # and without it every keep-alive request waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -47,7 +49,11 @@ def run_server(
 ) -> None:
     sock = bind(host, port)
     bound = sock.getsockname()[1]
-    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot use {data_dir} as the data directory: {exc.strerror}") from None
     service = Service(data_dir, device)
 
     async def announce() -> None:
