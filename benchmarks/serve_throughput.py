@@ -94,7 +94,9 @@ def main() -> None:
     with server:
         os.environ.update(TINKER_BASE_URL=server.url, TINKER_API_KEY="tml-local")
         client = tinker.ServiceClient()
-        training = client.create_lora_training_client(base_model=model, rank=args.rank, seed=0).result()
+        training = client.create_lora_training_client(
+            base_model=model, rank=args.rank, seed=0
+        ).result()
         sampler = training.save_weights_and_get_sampling_client().result()
         prompt = types.ModelInput.from_ints(list(range(10, 42)))
         params = types.SamplingParams(max_tokens=args.max_tokens, stop=[], seed=0)
