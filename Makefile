@@ -21,10 +21,7 @@ install: $(STAMP)
 
 demo: install
 	$(RLV) plugins
-	$(RLV) verify --verifier calibration \
-		--tasks examples/calibration/tasks.jsonl \
-		--completions examples/calibration/completions.jsonl \
-		--out runs/demo/scores.jsonl --summary-json runs/demo/summary.json
+	$(RLV) train examples/demo/demo.toml
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from rlv_fake_plugins import MakePlugin
 
 
 @pytest.fixture
-def make_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakePlugin:
+def make_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MakePlugin]:
     """Install a plugin on sys.path: ``make_plugin("name", source)``."""
     site = tmp_path / "site"
     site.mkdir()
@@ -26,4 +28,6 @@ def make_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakePlugin:
         (info / "entry_points.txt").write_text(f"[rl_verifier]\n{name} = {module}\n")
         return site
 
-    return make
+    yield make
+    for module in [m for m in sys.modules if m.startswith("rlv_fake_")]:
+        del sys.modules[module]  # the next test's plugin of the same name is a new module

@@ -18,11 +18,13 @@ HOOKS = [
 TESTED_BY = {
     "register_verifiers": "test_entry_point_plugin_is_loaded_with_its_distribution",
     "register_commands": "test_plugin_commands_hook_adds_a_command",
+    "register_task_sets": "test_hook_register_task_sets_and_environments",
+    "register_environments": "test_hook_register_task_sets_and_environments",
 }
 
 
 def test_hooks_found() -> None:
-    assert set(HOOKS) == {"register_verifiers", "register_commands"}
+    assert set(HOOKS) == set(TESTED_BY)
 
 
 @pytest.mark.parametrize("hook", HOOKS)

@@ -115,3 +115,31 @@ def test_allow_and_block_lists(
     assert by_name(plugins)["good"]["state"] == good_state
     assert ("good" in plugins.registry) == (good_state == "loaded")
     assert by_name(plugins)["builtin"]["state"] == "loaded"
+
+
+TASKS_AND_ENVS = """
+from rl_verifier import Task, hookimpl
+
+@hookimpl
+def register_task_sets(register):
+    register("tiny-set", lambda: [Task(id="a", prompt="p")])
+
+@hookimpl
+def register_environments(register):
+    register("echo_env", lambda config: "an environment")
+"""
+
+
+def test_hook_register_task_sets_and_environments(make_plugin: MakePlugin) -> None:
+    make_plugin("sets", TASKS_AND_ENVS)
+    make_plugin("clash", TASKS_AND_ENVS)
+    plugins = discover()
+    task_set = plugins.task_sets["tiny-set"]
+    assert [t.id for t in task_set.value()] == ["a"]
+    assert plugins.environments["echo_env"].value(None) == "an environment"
+    owner = task_set.plugin
+    other = "clash" if owner == "sets" else "sets"
+    errors = by_name(plugins)[other]["errors"]
+    assert any("task set 'tiny-set'" in e and f"plugin '{owner}'" in e for e in errors)
+    assert any("environment 'echo_env'" in e for e in errors)
+    assert "single_turn" in plugins.environments

@@ -105,3 +105,29 @@ class FormatGate(Verifier):
 def register_verifiers(register: Callable[[type[Verifier]], None]) -> None:
     register(ExactMatch)
     register(FormatGate)
+
+
+def arithmetic_tasks(count: int = 32) -> list[Task]:
+    """Small sums with their answers: an example task set for exact_match and format."""
+    tasks = []
+    for i in range(count):
+        a, b = (i * 7) % 10, (i * 3 + 1) % 10
+        prompt = f"What is {a} + {b}? Reply with the number inside <answer></answer>."
+        tasks.append(Task(id=f"sum-{i}", prompt=prompt, reference={"answer": str(a + b)}))
+    return tasks
+
+
+@hookimpl
+def register_task_sets(register: Callable[[str, Callable[[], list[Task]]], None]) -> None:
+    register("exact_match-example", arithmetic_tasks)
+    register("format-example", arithmetic_tasks)
+
+
+@hookimpl
+def register_environments(register: Callable[[str, Callable[..., object]], None]) -> None:
+    def single_turn(config: object) -> object:
+        from rl_verifier.train.environments import SingleTurn
+
+        return SingleTurn()
+
+    register("single_turn", single_turn)

@@ -175,6 +175,109 @@ def plugin_new(name: str, directory: Path | None) -> None:
     click.echo(f"next: pip install -e {target}[test] && pytest {target}")
 
 
+@cli.command()
+@click.argument("config_path", metavar="CONFIG", required=False, type=click.Path(path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a setting.")
+@click.option("--resume", type=click.Path(path_type=Path), help="Continue this run directory.")
+@click.option("--backend", type=click.Choice(["local", "tinker"]), help="Override the backend.")
+def train(
+    config_path: Path | None, overrides: tuple[str, ...], resume: Path | None, backend: str | None
+) -> None:
+    """Train a LoRA policy on verifier rewards (Tinker, or a local rlv serve)."""
+    from rl_verifier.train import load_config, run
+
+    extra = (*overrides, f"backend={backend}") if backend else overrides
+    if resume is not None and config_path is None:
+        config_path = resume / "config.json"
+    if config_path is None:
+        raise UserError("give a CONFIG file, or --resume RUN_DIR")
+    if config_path.suffix == ".json":
+        from rl_verifier.train.config import load_json_config
+
+        config = load_json_config(config_path, extra)
+    else:
+        config = load_config(config_path, extra)
+    run_dir = run(config, resume)
+    from rl_verifier.train.report import write_report
+
+    png, html = write_report(run_dir)
+    click.echo(f"run directory: {run_dir}")
+    click.echo(f"report: {png} and {html}")
+
+
+@cli.command("new")
+@click.option("--verifier", required=True, help="Verifier name or reward spec.")
+@click.option("--task", default=None, help="Tasks JSONL or taskset:NAME [default: NAME-example].")
+@click.option("--model", required=True, help="Base model, e.g. Qwen/Qwen3-8B or rlv/tiny-chat.")
+@click.option("--loss", default="importance_sampling", show_default=True)
+@click.option("--rank", default=32, show_default=True, type=int)
+@click.option("--steps", default=50, show_default=True, type=int)
+@click.option("--group-size", default=8, show_default=True, type=int)
+@click.option("--groups-per-step", default=4, show_default=True, type=int)
+@click.option("--learning-rate", type=float, default=None, help="[default: from the catalogue]")
+@click.option(
+    "--backend", type=click.Choice(["tinker", "local"]), default="tinker", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Script path [default: train_VERIFIER.py]; the config goes beside it.",
+)
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+def new_loop(
+    verifier: str,
+    task: str | None,
+    model: str,
+    loss: str,
+    rank: int,
+    steps: int,
+    group_size: int,
+    groups_per_step: int,
+    learning_rate: float | None,
+    backend: str,
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Write a ready-to-run training loop (a Python file and its TOML config)."""
+    from rl_verifier.train.builder import BuildRequest, write_loop
+
+    built = write_loop(
+        BuildRequest(
+            verifier=verifier,
+            model=model,
+            task=task,
+            loss=loss,
+            rank=rank,
+            steps=steps,
+            backend=backend,
+            group_size=group_size,
+            groups_per_step=groups_per_step,
+            learning_rate=learning_rate,
+            output=output,
+            force=force,
+        )
+    )
+    for warning in built.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"wrote {built.script} and {built.config}")
+    local = 'backend = "local"' in built.config_text
+    hint = "" if local else " (needs TINKER_API_KEY; or add --backend local)"
+    click.echo(f"run it: python {built.script}{hint}")
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def report(run_dir: Path) -> None:
+    """Write RUN_DIR/report.png and report.html: reward, components, statuses, time."""
+    from rl_verifier.train.report import write_report
+
+    png, html = write_report(run_dir)
+    click.echo(f"wrote {png}")
+    click.echo(f"wrote {html}")
+
+
 def main() -> None:
     """Entry point: plugin commands are added, user errors print one line."""
     plugins_ = get_plugins()

@@ -19,3 +19,13 @@ def register_verifiers(register: Callable[[type[Any]], None]) -> None:
 @hookspec
 def register_commands(cli: Any) -> None:
     """Add click commands to the ``rlv`` command group ``cli``."""
+
+
+@hookspec
+def register_task_sets(register: Callable[[str, Callable[[], list[Any]]], None]) -> None:
+    """Call ``register(name, load)`` for each task set; ``load()`` returns a list of Tasks."""
+
+
+@hookspec
+def register_environments(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Call ``register(name, factory)``; ``factory(config)`` returns a training Environment."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
@@ -51,6 +52,15 @@ class PluginInfo:
         }
 
 
+@dataclass(frozen=True)
+class Named:
+    """A task set or environment factory, with the plugin that registered it."""
+
+    name: str
+    value: Callable[..., Any]
+    plugin: str
+
+
 class Plugins:
     """The loaded plugins, their verifiers and what went wrong."""
 
@@ -58,6 +68,8 @@ class Plugins:
         self.pm = pluggy.PluginManager("rl_verifier")
         self.pm.add_hookspecs(hookspecs)
         self.registry = VerifierRegistry()
+        self.task_sets: dict[str, Named] = {}
+        self.environments: dict[str, Named] = {}
         self.infos: dict[str, PluginInfo] = {}
 
     def add(self, plugin: object, info: PluginInfo) -> bool:
@@ -71,9 +83,15 @@ class Plugins:
                 self.pm.unregister(plugin)
             info.fail(f"{type(exc).__name__}: {exc}")
             return False
-        for impl in self.pm.hook.register_verifiers.get_hookimpls():
-            if impl.plugin_name == info.name:
-                self._call(impl, info, "register_verifiers", register=self._registrar(info))
+        registrars = {
+            "register_verifiers": self._registrar(info),
+            "register_task_sets": self._named_registrar(info, self.task_sets, "task set"),
+            "register_environments": self._named_registrar(info, self.environments, "environment"),
+        }
+        for hook, register in registrars.items():
+            for impl in getattr(self.pm.hook, hook).get_hookimpls():
+                if impl.plugin_name == info.name:
+                    self._call(impl, info, hook, register=register)
         return True
 
     def call_each(self, hook: str, **kwargs: Any) -> None:
@@ -96,6 +114,20 @@ class Plugins:
                 info.errors.append(str(exc))
             else:
                 info.verifiers.append(cls.name)
+
+        return register
+
+    @staticmethod
+    def _named_registrar(info: PluginInfo, table: dict[str, Named], what: str) -> Any:
+        def register(name: str, value: Callable[..., Any]) -> None:
+            taken = table.get(name)
+            if taken is not None:
+                info.errors.append(
+                    f"{what} '{name}' from plugin '{info.name}' is already registered by "
+                    f"plugin '{taken.plugin}'; keeping the one from '{taken.plugin}'"
+                )
+                return
+            table[name] = Named(name, value, info.name)
 
         return register
 

@@ -118,3 +118,20 @@ def test_registered_through_the_entry_point() -> None:
     assert info.state == "loaded", info.errors
     assert info.distribution == "rl-verifier-calibration"
     assert plugins.registry.get("calibration").cls is CalibrationVerifier
+
+
+def test_accept_narrows_where_a_forecast_may_be_written() -> None:
+    from rl_verifier import Status, Task
+    from rl_verifier.testing import score_once
+    from rl_verifier_calibration.verifier import CalibrationVerifier
+
+    task = Task(id="t", prompt="p", reference={"outcome": 1})
+    texts = ["garbage .3< noise", "Probability: 0.8", "<probability>0.8</probability>"]
+    expected = {
+        "any": [Status.OK, Status.OK, Status.OK],
+        "label": [Status.INVALID, Status.OK, Status.OK],
+        "tag": [Status.INVALID, Status.INVALID, Status.OK],
+    }
+    for accept, statuses in expected.items():
+        scores = score_once(CalibrationVerifier({"accept": accept}), [(task, t) for t in texts])
+        assert [s.status for s in scores] == statuses, accept

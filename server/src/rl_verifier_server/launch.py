@@ -54,7 +54,9 @@ class LocalServer:
         for name in self.preload or ("",):
             args += ["--preload", name]
         with log_path.open("ab") as log:
-            self.process = subprocess.Popen(args, stdout=log, stderr=log, start_new_session=True)
+            self.process = subprocess.Popen(
+                args, stdout=log, stderr=log, start_new_session=True, preexec_fn=die_with_parent
+            )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -89,6 +91,14 @@ class LocalServer:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def die_with_parent() -> None:
+    """In the child: get SIGTERM when the parent dies, even by SIGKILL (Linux)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def healthy(url: str, timeout_s: float = 2.0) -> bool:

@@ -64,13 +64,19 @@ class Number:
     integer: bool
 
 
-def extract_probability(text: str) -> Forecast:
-    """The one probability the text states; raise ``ForecastError`` otherwise."""
+def extract_probability(text: str, accept: str = "any") -> Forecast:
+    """The one probability the text states; raise ``ForecastError`` otherwise.
+
+    ``accept`` narrows the sources: ``tag`` (tags only), ``label`` (tags or labels) or
+    ``any`` (tags, labels or free text).
+    """
     text = final_part(text)
     tags = tag_bodies(text, *TAG_NAMES)
     if tags:
         numbers = [n for body in tags for n in scan_numbers(body)]
         return Forecast(agree(numbers, "tag"), "tag")
+    if accept == "tag":
+        raise ForecastError("no <probability>...</probability> tag")
     labels = list(_LABEL.finditer(text))
     if labels:
         numbers = []
@@ -81,6 +87,8 @@ def extract_probability(text: str) -> Forecast:
                 n for i, n in enumerate(found) if i == 0 or not n.integer or n.value in (0, 1)
             ]
         return Forecast(agree(numbers, "label"), "label")
+    if accept == "label":
+        raise ForecastError("no probability tag or 'Probability:' label")
     numbers = [n for n in scan_numbers(text) if not n.integer]
     return Forecast(agree(numbers, "text"), "text")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -32,6 +32,12 @@ class CalibrationConfig(VerifierConfig):
         lt=0.5,
         description="Floor on the probability the log rule gives the outcome; "
         "its lowest reward is 1 + log2(epsilon).",
+    )
+    accept: Literal["any", "label", "tag"] = Field(
+        default="any",
+        description="Where a forecast may be written: any (tags, labels or free text), "
+        "label (tags or 'Probability:' labels) or tag (<probability> tags only). "
+        "Stricter formats leave a policy less room to game the parser.",
     )
     ece_bins: int = Field(
         default=10, ge=1, le=1000, description="Equal-width bins for expected calibration error."
@@ -77,7 +83,7 @@ class CalibrationVerifier(Verifier):
         if self.settings.rule == "rlcr":
             return self._verify_rlcr(text, outcome)
         try:
-            forecast = extract_probability(text)
+            forecast = extract_probability(text, self.settings.accept)
         except ForecastError as exc:
             return Verdict.invalid(str(exc), probability=None, outcome=outcome)
         p, epsilon = forecast.value, self.settings.epsilon
@@ -101,7 +107,7 @@ class CalibrationVerifier(Verifier):
         except AnswerError as exc:
             return Verdict.invalid(str(exc), **empty, outcome=outcome)
         try:
-            forecast = extract_probability(text)
+            forecast = extract_probability(text, self.settings.accept)
         except ForecastError as exc:
             return Verdict.invalid(str(exc), **{**empty, "answer": answer}, outcome=outcome)
         confidence = forecast.value

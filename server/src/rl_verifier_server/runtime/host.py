@@ -270,10 +270,20 @@ class ModelHost:
             attention_mask=mask.to(self.device) if ragged else None,
             use_cache=False,
         ).logits
-        return [
-            token_logprobs(logits[row, : datum.length], datum.targets.to(self.device))
-            for row, datum in enumerate(batch)
-        ]
+        trailing = {tuple(datum.targets.shape[1:]) for datum in batch}
+        if len(trailing) > 1:  # mixed 1-D and 2-D targets: one datum at a time
+            return [
+                token_logprobs(logits[row, : datum.length], datum.targets.to(self.device))
+                for row, datum in enumerate(batch)
+            ]
+        # One gather over the whole batch, then cheap row slices of the [B, T] result:
+        # slicing the [B, T, V] logits per datum makes each slice's backward write a full
+        # [B, T, V] gradient, which is quadratic in the batch size.
+        targets = torch.zeros((len(batch), longest, *trailing.pop()), dtype=torch.long)
+        for row, datum in enumerate(batch):
+            targets[row, : datum.length] = datum.targets
+        logprobs = token_logprobs(logits, targets.to(self.device))
+        return [logprobs[row, : datum.length] for row, datum in enumerate(batch)]
 
     def optim_step(
         self,

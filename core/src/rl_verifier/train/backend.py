@@ -1,0 +1,68 @@
+"""Where the Tinker API is: a local ``rlv serve`` started for the run, or the hosted service."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rl_verifier.errors import UserError
+from rl_verifier.train.config import TrainConfig
+
+TINKER_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
+
+
+@dataclass(frozen=True)
+class Connection:
+    base_url: str | None
+    api_key: str
+
+
+def require_key(config: TrainConfig) -> str:
+    """The API key for a hosted run; checked before any work starts."""
+    key = os.environ.get("TINKER_API_KEY", "")
+    if config.backend == "tinker" and not key:
+        raise UserError(
+            "backend=tinker needs TINKER_API_KEY in the environment "
+            "(or use --backend local to train on this machine)"
+        )
+    return key
+
+
+@contextlib.contextmanager
+def connect(config: TrainConfig, run_dir: Path) -> Iterator[Connection]:
+    """Yield a reachable API; a local server lives as long as the block."""
+    if config.backend == "tinker":
+        key = require_key(config)
+        url = config.base_url or os.environ.get("TINKER_BASE_URL") or None
+        check_reachable(url or TINKER_URL)
+        yield Connection(url, key)
+        return
+    try:
+        from rl_verifier_server.launch import LocalServer
+    except ImportError:
+        raise UserError(
+            "backend=local needs rl-verifier-server: pip install 'rl-verifier[local]'"
+        ) from None
+    data_dir = run_dir / "server"
+    server = LocalServer(data_dir, preload=(config.base_model,), log_path=run_dir / "server.log")
+    server.start()
+    try:
+        yield Connection(server.url, "tml-local")
+    finally:
+        server.stop()
+
+
+def check_reachable(url: str, timeout_s: float = 10.0) -> None:
+    """Fail fast, instead of inside the SDK's silent multi-minute retries."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(f"{url}/api/v1/healthz", timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return  # it answered: reachable
+    except OSError as exc:
+        raise UserError(f"cannot reach the Tinker API at {url}: {exc}") from None

@@ -1,0 +1,425 @@
+"""``rlv new``: write a short, ready-to-run training script and its TOML settings.
+
+``render_loop`` is pure (it reads the plugin registry and checks that a tasks file
+exists, and writes nothing), so a preview shows exactly what ``write_loop`` writes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Any, get_args
+
+from rl_verifier.errors import UserError
+from rl_verifier.plugins import get_plugins
+from rl_verifier.reward import build_reward, parse_expression
+from rl_verifier.train.catalog import closest, lookup
+from rl_verifier.train.config import LossName, TrainConfig
+
+LOSSES: tuple[str, ...] = get_args(LossName)
+BACKENDS = ("local", "tinker")
+LINE_LENGTH = 100  # the repository's ruff line length; the script must pass ruff check
+FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,56}\.py")  # short: it goes in commands
+SAVE_EVERY = 10
+
+
+@dataclass
+class BuildRequest:
+    """What ``rlv new`` was asked for. ``verifier`` is a name or a reward spec."""
+
+    verifier: str
+    model: str
+    task: str | None = None
+    loss: str = "importance_sampling"
+    rank: int = 32
+    steps: int = 50
+    backend: str = "tinker"
+    group_size: int = 8
+    groups_per_step: int = 4
+    learning_rate: float | None = None
+    output: Path | None = None
+    force: bool = False
+
+
+@dataclass
+class BuiltLoop:
+    """The files ``write_loop`` wrote and the warnings worth showing the user."""
+
+    script: Path
+    config: Path
+    script_text: str
+    config_text: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def script_path(request: BuildRequest) -> Path:
+    """Where the script goes: ``--output`` (``.py`` added if missing) or train_<verifiers>.py."""
+    if request.output is not None:
+        path = request.output
+        if path.suffix != ".py":
+            path = path.with_name(path.name + ".py")
+    else:
+        names = _reward_names(request.verifier.strip())
+        path = Path(f"train_{'_'.join(names)}.py")
+        if not FILE_NAME.fullmatch(path.name):
+            path = Path("train.py")
+    if not FILE_NAME.fullmatch(path.name):
+        raise UserError(
+            f"script name '{path.name}' should be at most 60 characters of letters, digits, "
+            "'_', '-' and '.'"
+        )
+    return path
+
+
+def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
+    """Validate ``request``; return (script text, TOML text, warnings). Writes nothing."""
+    spec = request.verifier.strip()
+    warnings = _check_reward(spec)
+    _check_settings(request)
+    tasks = _resolve_tasks(request.task, _reward_names(spec))
+    _plain(request.model, "--model")
+    entry = lookup(request.model)
+    if entry is None:
+        guess = closest(request.model)
+        hint = f"did you mean '{guess}'? " if guess else ""
+        warnings.append(
+            f"model '{request.model}' is not in the catalogue; {hint}"
+            "check its name and chat template"
+        )
+    elif entry.note:
+        warnings.append(f"{entry.name} {entry.note}")
+    local_only = entry is not None and entry.backends == ("local",)
+    backend = "local" if local_only else request.backend
+    if request.learning_rate is not None:
+        learning_rate, lr_source = request.learning_rate, "as given"
+    elif entry is not None:
+        learning_rate, lr_source = entry.learning_rate, "suggested for this model"
+    else:
+        learning_rate = TrainConfig.model_fields["learning_rate"].default
+        lr_source = "TrainConfig's default; tune it for this model"
+    script = script_path(request)
+    values: dict[str, Any] = {
+        "base_model": request.model,
+        "backend": backend,
+        "lora_rank": request.rank,
+        "learning_rate": float(learning_rate),
+        "steps": request.steps,
+        "groups_per_step": request.groups_per_step,
+        "group_size": request.group_size,
+        "max_tokens": TrainConfig.model_fields["max_tokens"].default,
+        "temperature": TrainConfig.model_fields["temperature"].default,
+        "loss": request.loss,
+        "reward": spec,
+        "tasks": tasks,
+        "save_every": SAVE_EVERY,
+        "run_dir": f"runs/{script.stem}-{{time}}",
+    }
+    TrainConfig.model_validate(values)  # the builder's own checks should make this hold
+    family = entry.family if entry else None
+    python = _python(script, values, family, local_only)
+    return python, _toml(script, values, family, lr_source), warnings
+
+
+def write_loop(request: BuildRequest) -> BuiltLoop:
+    """Render, then write the script and its TOML beside it, each atomically.
+
+    Refuses to replace an existing file unless ``request.force``."""
+    script_text, config_text, warnings = render_loop(request)
+    script = script_path(request)
+    config = script.with_suffix(".toml")
+    if not request.force:
+        for path in (script, config):
+            if path.exists():
+                raise UserError(f"{path} already exists; pass --force to overwrite it")
+    script.parent.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, text in ((config, config_text), (script, script_text)):
+            staged.append((_stage(target, text), target))
+        for temp, target in staged:
+            os.replace(temp, target)
+    finally:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+    return BuiltLoop(script, config, script_text, config_text, warnings)
+
+
+def _stage(target: Path, text: str) -> Path:
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+    return Path(name)
+
+
+# --- validation -------------------------------------------------------------------------
+
+
+def _reward_names(spec: str) -> list[str]:
+    names = list(dict.fromkeys(f for term in parse_expression(spec) for f in term.factors))
+    if not names:
+        raise UserError(f"reward spec '{spec}' names no verifier")
+    return names
+
+
+def _check_reward(spec: str) -> list[str]:
+    """Unknown names and bad syntax are errors; a verifier that needs settings is a warning."""
+    _plain(spec, "--verifier")
+    registry = get_plugins().registry
+    for name in _reward_names(spec):
+        registry.get(name)  # raises UserError listing the known verifiers
+    try:
+        build_reward(spec, registry)
+    except UserError as exc:
+        return [f"{exc}; set it under [verifier_config] in the TOML before training"]
+    except Exception as exc:  # noqa: BLE001 - a plugin's constructor fault is reported
+        return [f"reward '{spec}' could not be set up: {type(exc).__name__}: {exc}"]
+    return []
+
+
+def _check_settings(request: BuildRequest) -> None:
+    if request.loss not in LOSSES:
+        raise UserError(f"unknown loss '{request.loss}'; choose one of: {', '.join(LOSSES)}")
+    if request.backend not in BACKENDS:
+        raise UserError(f"unknown backend '{request.backend}'; choose local or tinker")
+    for flag, value in (
+        ("--rank", request.rank),
+        ("--steps", request.steps),
+        ("--group-size", request.group_size),
+        ("--groups-per-step", request.groups_per_step),
+    ):
+        if value < 1:
+            raise UserError(f"{flag} must be at least 1, got {value}")
+    rate = request.learning_rate
+    if rate is not None and not (math.isfinite(rate) and rate > 0):
+        raise UserError(f"--learning-rate must be a positive number, got {rate}")
+
+
+def _resolve_tasks(task: str | None, names: list[str]) -> str:
+    """The ``tasks`` setting: a JSONL path that exists, or a registered taskset:NAME."""
+    sets = getattr(get_plugins(), "task_sets", None) or {}
+    if task is None:
+        for name in names:
+            if f"{name}-example" in sets:
+                return f"taskset:{name}-example"
+        raise UserError(
+            f"no example task set is registered for '{names[0]}'; "
+            "pass --task with a tasks JSONL file or taskset:NAME"
+        )
+    task = task.strip()
+    _plain(task, "--task")
+    if task.startswith("taskset:"):
+        name = task.removeprefix("taskset:")
+        if name not in sets:
+            known = ", ".join(sorted(sets)) or "none registered"
+            raise UserError(f"unknown task set '{name}'; known task sets: {known}")
+        return task
+    path = Path(task)
+    if not path.exists():
+        raise UserError(f"tasks file '{task}' does not exist")
+    if not path.is_file():
+        raise UserError(f"tasks file '{task}' is not a file")
+    return task
+
+
+def _plain(text: str, flag: str) -> None:
+    if not text.strip():
+        raise UserError(f"{flag} must not be empty")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise UserError(f"{flag} must not contain control characters")
+
+
+# --- rendering --------------------------------------------------------------------------
+
+SCRIPT = Template('''\
+"""$docstring
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rl_verifier.errors import UserError
+from rl_verifier.train import load_config, run
+
+CONFIG = Path(__file__).with_name("$config_name")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--backend", choices=["local", "tinker"], help="override the backend in the TOML"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one TOML setting for this run (repeatable)",
+    )
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a stopped run")
+    args = parser.parse_args()
+    if args.backend:
+        args.overrides.append(f"backend={args.backend}")
+    try:
+        config = load_config(CONFIG, args.overrides)
+        run_dir = run(config, resume=args.resume)
+    except UserError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    print(f"run directory: {run_dir}")
+    print(f"report: rlv report {run_dir}")
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+COMMENTS = {
+    "base_model": "Base model that gets a LoRA adapter",
+    "backend": "tinker: the hosted API (needs TINKER_API_KEY); local: rlv serve on this machine",
+    "lora_rank": "LoRA rank",
+    "learning_rate": "Adam learning rate",
+    "steps": "Optimizer steps",
+    "groups_per_step": "Tasks per step",
+    "group_size": "Samples per task; advantages compare the samples of one task",
+    "max_tokens": "Longest completion, in tokens",
+    "temperature": "Sampling temperature",
+    "loss": "Policy loss: importance_sampling, ppo, cispo or dro",
+    "reward": "A verifier name or a reward spec such as '0.8*a + 0.2*b'",
+    "tasks": "A tasks JSONL file, or taskset:NAME from a plugin",
+    "save_every": "Save a resumable checkpoint every N steps",
+    "run_dir": "Logs and checkpoints; {time} becomes the start time",
+}
+
+GROUP_STARTS = {"base_model", "steps", "reward", "save_every"}  # a blank line before each
+
+
+def _toml(script: Path, values: dict[str, Any], family: str | None, lr_source: str) -> str:
+    comments = dict(COMMENTS)
+    comments["base_model"] += f" ({family} chat template)" if family else " (not catalogued)"
+    comments["learning_rate"] += f" ({lr_source})"
+    lines = [
+        f"# Settings for {script.name}, read into rl_verifier.train.TrainConfig.",
+        f"# Override one for a run: python {script.name} --set steps=5",
+        "# More keys (advantage, loss_config, verifier_config, ...): rl_verifier/train/config.py",
+    ]
+    for key, value in values.items():
+        if key in GROUP_STARTS:
+            lines.append("")
+        lines += [f"# {comments[key]}.", f"{key} = {_toml_value(value)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        out = []
+        for ch in value:
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif ord(ch) < 32 or ord(ch) == 127:
+                out.append(f"\\u{ord(ch):04X}")
+            else:
+                out.append(ch)
+        return '"' + "".join(out) + '"'
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _python(script: Path, values: dict[str, Any], family: str | None, local_only: bool) -> str:
+    config_name = script.with_suffix(".toml").name
+    run = _command(script)
+    target = "verifier" if re.fullmatch(r"\w+", values["reward"]) else "reward"
+    run_dir = values["run_dir"].replace("{time}", "YYYYmmdd-HHMMSS")
+    if len(f"    {run} --resume {_doc_escape(run_dir)}") > LINE_LENGTH:
+        run_dir = "RUN_DIR"
+    model = values["base_model"] + (f" ({family} chat template)" if family else "")
+    rows = [
+        (target, values["reward"]),
+        ("tasks", values["tasks"]),
+        ("model", f"{model}, LoRA rank {values['lora_rank']}"),
+        ("loss", values["loss"]),
+        (
+            "schedule",
+            f"{values['steps']} steps of {values['groups_per_step']} tasks x "
+            f"{values['group_size']} samples, learning rate {values['learning_rate']:g}",
+        ),
+        ("backend", f"{values['backend']} (change it with --backend)"),
+    ]
+    title = f"Train {values['base_model']} with RL to pass the `{values['reward']}` {target}."
+    parts = [
+        _wrap(title, ""),
+        "",
+        *(_wrap(f"{label:<9} {text}", "    ", "              ") for label, text in rows),
+        "",
+        f"Settings are in {config_name}, beside this file.",
+        "Override one for a run with --set key=value, e.g. --set steps=5.",
+        "",
+        *_run_lines(run, values["base_model"], values["backend"], local_only),
+        f"Resume a stopped run (a checkpoint is saved every {values['save_every']} steps):",
+        f"    {run} --resume {_doc_escape(run_dir)}",
+    ]
+    return SCRIPT.substitute(docstring="\n".join(parts), config_name=config_name)
+
+
+def _run_lines(run: str, model: str, backend: str, local_only: bool) -> list[str]:
+    """How to start it: on Tinker and on this machine, each with the flag it needs."""
+    local = "On this machine (starts rlv serve; needs rl-verifier[local]):"
+    if local_only:
+        return [
+            f"{_doc_escape(model)} trains on this machine only (rlv serve; needs "
+            "rl-verifier[local]):",
+            f"    {run}",
+        ]
+    tinker_flag, local_flag = (
+        ("", " --backend local") if backend == "tinker" else (" --backend tinker", "")
+    )
+    return [
+        "On Tinker:",
+        f"    TINKER_API_KEY=... {run}{tinker_flag}",
+        local,
+        f"    {run}{local_flag}",
+    ]
+
+
+def _command(script: Path) -> str:
+    """``python SCRIPT``, with the path as given unless that makes the docstring too long."""
+    command = _doc_escape(f"python {shlex.quote(script.as_posix())}")
+    if len(command) > LINE_LENGTH - 40:
+        command = f"python {script.name}"
+    return command
+
+
+def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:
+    """Escape for a docstring and wrap to the line length; an over-long word gets its own line."""
+    return textwrap.fill(
+        _doc_escape(text),
+        width=LINE_LENGTH,
+        initial_indent=indent,
+        subsequent_indent=indent if subsequent is None else subsequent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def _doc_escape(text: str) -> str:
+    """Make ``text`` safe inside a plain triple-quoted docstring, ASCII only (ruff RUF002)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) > 127:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return "".join(out)

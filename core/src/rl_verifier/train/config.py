@@ -1,0 +1,135 @@
+"""``rlv train`` settings: a TOML file, overridden by ``--set key=value``, echoed to the run."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rl_verifier.config_input import parse_pairs
+from rl_verifier.errors import UserError
+
+LossName = Literal["importance_sampling", "ppo", "cispo", "dro"]
+
+
+class TrainConfig(BaseModel):
+    """Everything a training run needs. Unknown keys are refused by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_model: str = Field(default="rlv/tiny-chat", description="Base model to put LoRA on.")
+    backend: Literal["local", "tinker"] = Field(
+        default="local", description="local: start rlv serve; tinker: the hosted API."
+    )
+    base_url: str | None = Field(default=None, description="Override the Tinker API address.")
+    lora_rank: int = Field(default=32, ge=1)
+    learning_rate: float = Field(default=4e-5, gt=0)
+    steps: int = Field(default=50, ge=1)
+    groups_per_step: int = Field(default=4, ge=1, description="Tasks per step.")
+    group_size: int = Field(default=8, ge=1, description="Samples per task.")
+    max_tokens: int = Field(default=256, ge=1)
+    temperature: float = Field(default=1.0, ge=0)
+    loss: LossName = "importance_sampling"
+    loss_config: dict[str, float] = Field(
+        default_factory=dict,
+        description="ppo/cispo: clip_low_threshold, clip_high_threshold; dro: beta.",
+    )
+    advantage: Literal["mean", "std", "loo"] = Field(
+        default="mean",
+        description="mean: centre on the group mean; std: also divide by the "
+        "group's standard deviation; loo: leave-one-out baseline.",
+    )
+    skip_degenerate_groups: bool = Field(
+        default=True, description="Skip groups whose rewards are all equal (no signal)."
+    )
+    reward: str = Field(
+        default="", description="Reward spec as in rlv verify; empty: each task's own verifier."
+    )
+    verifier_config: dict[str, Any] = Field(
+        default_factory=dict, description="Verifier settings, as --config in rlv verify."
+    )
+    tasks: str = Field(description="A tasks JSONL file, or taskset:NAME from a plugin.")
+    environment: str = Field(default="single_turn", description="Registered environment.")
+    max_turns: int = Field(default=1, ge=1, description="Model turns per episode (tool use).")
+    renderer: Literal["auto"] = Field(
+        default="auto", description="auto: the tokenizer's own chat template."
+    )
+    save_every: int = Field(default=10, ge=1, description="save_state every N steps.")
+    run_dir: str = Field(default="runs/{time}", description="'{time}' is replaced at start.")
+    seed: int = 0
+    sampling_ahead: int = Field(
+        default=0, ge=0, description="Steps sampling may run ahead of training (0: on-policy)."
+    )
+    failed_scores: Literal["drop", "zero"] = Field(
+        default="drop", description="timeout/error samples: drop them, or score them 0."
+    )
+    max_failed_share: float = Field(
+        default=0.5, ge=0, le=1, description="Stop when a step's timeout/error share exceeds this."
+    )
+    warmup_examples: str | None = Field(
+        default=None, description="JSONL of {task_id, completion} for a cross_entropy warm start."
+    )
+    warmup_steps: int = Field(default=0, ge=0)
+    warmup_learning_rate: float | None = Field(default=None, gt=0)
+    executor: Literal["process", "inline"] = "process"
+    workers: int | None = Field(default=None, ge=1)
+    samples_logged_per_step: int = Field(default=4, ge=0)
+
+    @model_validator(mode="after")
+    def _warmup_needs_examples(self) -> TrainConfig:
+        if self.warmup_steps and not self.warmup_examples:
+            raise ValueError("warmup_steps needs warmup_examples")
+        return self
+
+
+def describe(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(config)"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown setting '{key}'")
+        elif err["type"] == "missing":
+            problems.append(f"setting '{key}' is required")
+        else:
+            problems.append(f"setting '{key}': {err['msg']}")
+    return "bad training config: " + "; ".join(problems)
+
+
+def load_config(path: Path | None, overrides: Iterable[str] = ()) -> TrainConfig:
+    """Read ``path`` (TOML), apply ``key=value`` overrides, validate."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"{path}: no such file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"{path}: malformed TOML: {exc}") from None
+    return validate(data, overrides)
+
+
+def load_json_config(path: Path, overrides: Iterable[str] = ()) -> TrainConfig:
+    """A run's echoed ``config.json`` (what ``--resume`` uses), with overrides."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: malformed JSON: {exc.msg}") from None
+    return validate(data, overrides)
+
+
+def validate(data: dict[str, Any], overrides: Iterable[str]) -> TrainConfig:
+    for key, value in parse_pairs(overrides).items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(describe(exc)) from None

@@ -1,0 +1,74 @@
+"""The run directory: config echo, per-step metrics, sampled rollouts, checkpoints.
+
+Rows are appended and fsynced one at a time. On resume, rows of steps at or after the
+checkpoint being resumed from are dropped (they will be redone), as is a torn last line,
+so no step appears twice and none is lost after the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rl_verifier.errors import UserError
+
+FILES = ("metrics.jsonl", "samples.jsonl", "checkpoints.jsonl")
+
+
+class RunDir:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.json"
+
+    def create(self, config: dict[str, Any]) -> None:
+        if (self.path / "metrics.jsonl").exists():
+            raise UserError(f"{self.path} already holds a run; resume it with --resume {self.path}")
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_json(self.config_file, config)
+
+    def append(self, name: str, row: dict[str, Any]) -> None:
+        with (self.path / name).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(row) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def rows(self, name: str) -> list[dict[str, Any]]:
+        """Complete rows only: a line torn by a kill is ignored."""
+        path = self.path / name
+        if not path.exists():
+            return []
+        rows = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return rows
+
+    def last_checkpoint(self) -> dict[str, Any] | None:
+        saved = [row for row in self.rows("checkpoints.jsonl") if row.get("kind") == "state"]
+        return max(saved, key=lambda row: row["step"]) if saved else None
+
+    def rewind(self, step: int) -> None:
+        """Keep only rows of steps before ``step`` in every log."""
+        for name in FILES:
+            path = self.path / name
+            if not path.exists():
+                continue
+            kept = [row for row in self.rows(name) if row.get("step", -1) < step]
+            if name == "checkpoints.jsonl":
+                kept = [row for row in self.rows(name) if row.get("step", -1) <= step]
+            partial = path.with_suffix(".partial")
+            partial.write_text("".join(json.dumps(row) + "\n" for row in kept), encoding="utf-8")
+            os.replace(partial, path)
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    os.replace(partial, path)

@@ -1,0 +1,185 @@
+"""`rlv train` end to end on the local backend (rlv serve with the built-in tiny model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rl_verifier.builtin import arithmetic_tasks
+from rl_verifier.train.builder import BuildRequest, write_loop
+from rl_verifier.train.loop import tasks_for_step
+
+RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+
+
+def rlv(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*RLV, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def small_config(path: Path, **settings: object) -> Path:
+    values = {
+        "base_model": "rlv/tiny-chat",
+        "backend": "local",
+        "lora_rank": 4,
+        "learning_rate": 1e-3,
+        "steps": 2,
+        "groups_per_step": 2,
+        "group_size": 4,
+        "max_tokens": 8,
+        "reward": "exact_match",
+        "tasks": "taskset:exact_match-example",
+        "save_every": 1,
+        "run_dir": str(path.parent / "run"),
+        **settings,
+    }
+    lines = [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_generated_loop_runs_two_local_steps(tmp_path: Path) -> None:
+    built = write_loop(
+        BuildRequest(
+            verifier="0.8*exact_match + 0.2*format",
+            model="rlv/tiny-chat",
+            rank=4,
+            steps=2,
+            group_size=4,
+            groups_per_step=2,
+            output=tmp_path / "train_demo.py",
+        )
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(built.script),
+            "--set",
+            "max_tokens=8",
+            "--set",
+            f"run_dir={tmp_path / 'run'}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = rows(tmp_path / "run" / "metrics.jsonl")
+    assert [m["step"] for m in metrics] == [0, 1]
+    first = metrics[0]
+    assert sum(first["status"].values()) == 8
+    assert set(first["time"]) >= {"sampling", "scoring", "training", "total"}
+    assert first["importance_ratio_mean"] is None or abs(first["importance_ratio_mean"] - 1) < 1e-3
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["reward"] == "0.8*exact_match + 0.2*format"
+    checkpoints = rows(tmp_path / "run" / "checkpoints.jsonl")
+    assert checkpoints[-1]["step"] == 2 and checkpoints[-1]["path"].startswith("tinker://")
+    samples = rows(tmp_path / "run" / "samples.jsonl")
+    assert samples
+    for sample in samples:
+        assert sample["status"] in ("ok", "invalid")
+        if sample["status"] == "ok":
+            assert {"exact_match", "format"} <= set(sample["components"])
+
+    report = rlv("report", str(tmp_path / "run"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "run" / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_kill_and_resume_continue_without_duplicates_or_gaps(tmp_path: Path) -> None:
+    config = small_config(tmp_path / "c.toml", steps=6, save_every=2)
+    run_dir = tmp_path / "run"
+    child = subprocess.Popen(
+        [*RLV, "train", str(config)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 300
+    checkpoints = run_dir / "checkpoints.jsonl"
+    while time.monotonic() < deadline:
+        if checkpoints.exists() and any(r["step"] >= 2 for r in rows(checkpoints)):
+            break
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    killed_at = [m["step"] for m in rows(run_dir / "metrics.jsonl")]
+    assert killed_at and max(killed_at) < 5  # it really stopped mid-run
+
+    result = rlv("train", "--resume", str(run_dir), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    steps = [m["step"] for m in rows(run_dir / "metrics.jsonl")]
+    assert steps == [0, 1, 2, 3, 4, 5]
+    # data order continues where it was: each logged sample's task is the step's task
+    tasks = arithmetic_tasks()
+    for sample in rows(run_dir / "samples.jsonl"):
+        expected = {t.id for t in tasks_for_step(tasks, sample["step"], 2, 0)}
+        assert sample["task_id"] in expected
+    assert "resuming" in result.stderr
+
+
+def test_tinker_backend_without_key_fails_with_one_line(tmp_path: Path) -> None:
+    config = small_config(tmp_path / "c.toml", backend="tinker")
+    env = {k: v for k, v in os.environ.items() if k != "TINKER_API_KEY"}
+    result = subprocess.run(
+        [*RLV, "train", str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "TINKER_API_KEY" in lines[0], result.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_setting_is_named(tmp_path: Path) -> None:
+    config = small_config(tmp_path / "c.toml")
+    result = rlv("train", str(config), "--set", "grup_size=3", cwd=tmp_path)
+    assert result.returncode != 0
+    assert "unknown setting 'grup_size'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_verifier_failures_stop_the_run_instead_of_scoring_zero(
+    tmp_path: Path, register_verifier: object
+) -> None:
+    from rlv_test_verifiers import Behaviour
+
+    from rl_verifier.errors import UserError
+    from rl_verifier.train import load_config, run
+
+    register_verifier(Behaviour)  # type: ignore[operator]
+    # A deadline no check can meet: every sample times out, which must stop the run.
+    config = load_config(
+        small_config(tmp_path / "c.toml", reward="behaviour", steps=3),
+        ['verifier_config={"timeout_s": 0.0001}', "max_failed_share=0.2"],
+    )
+    with pytest.raises(UserError, match="could not be scored"):
+        run(config)
+    metrics = rows(tmp_path / "run" / "metrics.jsonl")
+    assert metrics[0]["status"]["timeout"] == 8
+    assert metrics[0]["datums"] == 0  # failures were dropped, not trained on as zeros
