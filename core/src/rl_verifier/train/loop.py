@@ -422,6 +422,7 @@ class Trainer:
                 for step in range(start, self.config.steps):
                     begin = time.perf_counter()
                     batch = await next_batch(queue, producer)
+                    waited = time.perf_counter() - begin
                     info = await self.train_step(batch)
                     row = self.metrics_row(batch, info, 0.0)
                     sampler = await self.training.save_weights_and_get_sampling_client()
@@ -430,6 +431,7 @@ class Trainer:
                     if done % self.config.save_every == 0 or done == self.config.steps:
                         await self.save(done)
                     row["time"]["total"] = time.perf_counter() - begin
+                    row["time"]["waiting_for_batch"] = waited
                     self.run.append("metrics.jsonl", row)
                     self.log_samples(batch)
                     progress(step_line(row, self.config.steps))

@@ -455,7 +455,7 @@ def _plot_stacked(
 
 def _plot_time(ax: Axes, run: Run) -> None:
     keys = _keys(run, "time", TIME_KEYS)
-    parts = [k for k in keys if k != "total"]
+    parts = [k for k in keys if k in TIME_KEYS]  # waiting overlaps these; not stacked
     colours = {**TIME_COLOURS, "other": "#bbbbbb"}
     ax.set_title("Time per step")
     ax.set_xlabel("step")
