@@ -483,7 +483,9 @@ def step_line(row: dict[str, Any], steps: int) -> str:
     reward = row["reward_mean"]
     shown = "-" if reward is None else f"{reward:.3f}"
     status = row["status"]
+    filled = round(20 * (row["step"] + 1) / steps)
     return (
+        f"[{'#' * filled}{'.' * (20 - filled)}] "
         f"step {row['step'] + 1}/{steps}  reward {shown}  ok {status['ok']} invalid "
         f"{status['invalid']} timeout {status['timeout']} error {status['error']}  "
         f"{row['time']['total']:.1f}s"
