@@ -191,12 +191,7 @@ def train(
         config_path = resume / "config.json"
     if config_path is None:
         raise UserError("give a CONFIG file, or --resume RUN_DIR")
-    if config_path.suffix == ".json":
-        from rl_verifier.train.config import load_json_config
-
-        config = load_json_config(config_path, extra)
-    else:
-        config = load_config(config_path, extra)
+    config = load_config(config_path, extra)
     run_dir = run(config, resume)
     from rl_verifier.train.report import write_report
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rl_verifier.config_input import parse_pairs
+from rl_verifier.config_input import parse_pairs, read_config_file
 from rl_verifier.errors import UserError
 
 LossName = Literal["importance_sampling", "ppo", "cispo", "dro"]
@@ -100,27 +98,9 @@ def describe(exc: ValidationError) -> str:
 
 
 def load_config(path: Path | None, overrides: Iterable[str] = ()) -> TrainConfig:
-    """Read ``path`` (TOML), apply ``key=value`` overrides, validate."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise UserError(f"{path}: no such file") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"{path}: malformed TOML: {exc}") from None
-    return validate(data, overrides)
-
-
-def load_json_config(path: Path, overrides: Iterable[str] = ()) -> TrainConfig:
-    """A run's echoed ``config.json`` (what ``--resume`` uses), with overrides."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: malformed JSON: {exc.msg}") from None
-    return validate(data, overrides)
+    """Read ``path`` (TOML, or a run's echoed ``config.json``), apply ``key=value``
+    overrides, validate."""
+    return validate(read_config_file(path) if path is not None else {}, overrides)
 
 
 def validate(data: dict[str, Any], overrides: Iterable[str]) -> TrainConfig:
