@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RLV := $(VENV)/bin/rlv
 PLUGINS := $(sort $(wildcard plugins/*))
-DISTS := core server $(PLUGINS)
+DISTS := core server sandbox $(PLUGINS)
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck pytest clean
@@ -27,7 +27,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 typecheck: install
-	$(VENV)/bin/mypy core/src server/src $(addsuffix /src,$(PLUGINS))
+	$(VENV)/bin/mypy core/src server/src sandbox/src $(addsuffix /src,$(PLUGINS))
 
 pytest: install
 	$(VENV)/bin/pytest -q

@@ -1,0 +1,141 @@
+"""Run a host process with a wall deadline, capped output capture and rusage accounting."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rl_verifier_sandbox.api import Limits
+
+OUTPUT_KILL_FACTOR = 8  # keep draining up to this many times the cap, then kill the job
+OUTPUT_KILL_MIN = 8 << 20
+
+
+@dataclass
+class Capture:
+    """Bytes kept from one stream, how many were seen, and whether the cap was exceeded."""
+
+    cap: int
+    data: bytearray
+    seen: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.seen > self.cap
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to the host-side process tree."""
+
+    status: int  # raw wait status
+    stdout: Capture
+    stderr: Capture
+    timed_out: bool
+    output_killed: bool
+    wall_s: float
+    cpu_s: float
+
+
+def kill_output_threshold(cap: int) -> int:
+    return max(cap * OUTPUT_KILL_FACTOR, cap + OUTPUT_KILL_MIN)
+
+
+def _drain(fd: int, cap: Capture, over: threading.Event) -> None:
+    limit = kill_output_threshold(cap.cap)
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        room = cap.cap - len(cap.data)
+        if room > 0:
+            cap.data += chunk[:room]
+        cap.seen += len(chunk)
+        if cap.seen > limit:
+            over.set()
+    os.close(fd)
+
+
+def _killpg(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def run_capped(
+    argv: Sequence[str],
+    limits: Limits,
+    *,
+    stdin: bytes = b"",
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    pass_fds: Sequence[int] = (),
+) -> Outcome:
+    """Start ``argv`` in a new session; killpg it at the deadline or on an output flood."""
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        pass_fds=tuple(pass_fds),
+        start_new_session=True,
+        close_fds=True,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    over = threading.Event()
+    out = Capture(limits.stdout_bytes, bytearray())
+    err = Capture(limits.stderr_bytes, bytearray())
+    readers = [
+        threading.Thread(target=_drain, args=(os.dup(s.fileno()), c, over), daemon=True)
+        for s, c in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    proc.stdout.close()
+    proc.stderr.close()
+    for t in readers:
+        t.start()
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+    feeder.start()
+    deadline = start + limits.wall_s
+    timed_out = False
+    status = -1
+    rusage_cpu = 0.0
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            rusage_cpu = ru.ru_utime + ru.ru_stime
+            break
+        if over.is_set() or time.monotonic() >= deadline:
+            timed_out = not over.is_set()
+            _killpg(proc.pid)
+            _, status, ru = os.wait4(proc.pid, 0)
+            rusage_cpu = ru.ru_utime + ru.ru_stime
+            break
+        time.sleep(0.005)
+    proc.returncode = 0  # reaped by wait4 above; keep Popen from waiting again
+    _killpg(proc.pid)  # stragglers that stayed in the group
+    for t in readers:
+        t.join(timeout=2.0)
+    return Outcome(status, out, err, timed_out, over.is_set(), time.monotonic() - start, rusage_cpu)
+
+
+def _feed(pipe: object, data: bytes) -> None:
+    import io
+
+    assert isinstance(pipe, io.BufferedWriter)
+    try:
+        if data:
+            pipe.write(data)
+        pipe.close()
+    except OSError:
+        pass

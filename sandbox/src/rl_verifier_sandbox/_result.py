@@ -1,0 +1,84 @@
+"""Turn a raw wait status plus captured output into the shared ``Result``."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from rl_verifier_sandbox.api import Limits, Result
+
+_STDERR_HINTS = (
+    (b"MemoryError", "memory"),
+    (b"Cannot allocate memory", "memory"),
+    (b"File too large", "file_size"),
+    (b"Resource temporarily unavailable", "processes"),
+)
+
+
+def split_status(status: int, *, shell_style: bool) -> tuple[int | None, int | None]:
+    """(exit_code, signal). With ``shell_style`` an exit code 128+N (bwrap's report of a
+    signal-killed child) is read as signal N."""
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status)
+    code = os.WEXITSTATUS(status)
+    if shell_style and 128 < code < 128 + 65:
+        return None, code - 128
+    return code, None
+
+
+def classify(
+    exit_code: int | None,
+    sig: int | None,
+    stderr: bytes,
+    limits: Limits,
+    *,
+    cpu_s: float,
+    output_killed: bool,
+) -> str | None:
+    """Best-effort name of the limit that ended the job."""
+    if output_killed:
+        return "output"
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= limits.cpu_s * 0.95):
+        return "cpu"
+    if sig == signal.SIGXFSZ:
+        return "file_size"
+    if exit_code == 0:
+        return None
+    tail = stderr[-4096:]
+    for needle, name in _STDERR_HINTS:
+        if needle in tail:
+            return name
+    return None
+
+
+def make_result(
+    status: int,
+    *,
+    stdout: bytes,
+    stderr: bytes,
+    stdout_truncated: bool,
+    stderr_truncated: bool,
+    timed_out: bool,
+    output_killed: bool,
+    wall_s: float,
+    cpu_s: float,
+    limits: Limits,
+    shell_style: bool,
+) -> Result:
+    code, sig = split_status(status, shell_style=shell_style)
+    if timed_out:
+        limit: str | None = None
+    else:
+        limit = classify(code, sig, stderr, limits, cpu_s=cpu_s, output_killed=output_killed)
+    return Result(
+        exit_code=code,
+        signal=sig,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_truncated=stdout_truncated,
+        stderr_truncated=stderr_truncated,
+        timed_out=timed_out,
+        limit_hit=limit,
+        wall_s=wall_s,
+        cpu_s=cpu_s,
+    )

@@ -1,0 +1,295 @@
+"""Fork server run INSIDE the bwrap sandbox (system Python, stdlib only + pytest warm-up).
+
+Protocol on stdin/stdout: frames of a 4-byte big-endian length + JSON. Request keys: argv, files
+(name -> base64), stdin (base64), env, limits. Response: status (raw wait status), stdout/stderr
+(base64, capped), stdout_seen/stderr_seen, timed_out, output_killed, wall_s, cpu_s.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ctypes
+import errno
+import importlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+import traceback
+from typing import Any
+
+WORK, TMP, SHM = "/job", "/tmp", "/dev/shm"
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+PY_FLAGS = {"-u", "-B", "-I", "-E", "-s", "-S", "-q", "-O", "-OO", "-b", "-bb"}
+
+
+def _prctl(option: int, value: int) -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _warm() -> None:
+    import pytest  # noqa: F401
+    from _pytest.config import default_plugins
+
+    for name in default_plugins:
+        with contextlib.suppress(Exception):  # warm-up only
+            importlib.import_module(f"_pytest.{name}")
+
+
+def _read_frame(fd: int) -> dict[str, Any] | None:
+    head = _read_n(fd, 4)
+    if head is None:
+        return None
+    body = _read_n(fd, struct.unpack(">I", head)[0])
+    return None if body is None else json.loads(body)
+
+
+def _read_n(fd: int, n: int) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def _write_frame(fd: int, obj: dict[str, Any]) -> None:
+    body = json.dumps(obj).encode()
+    data = memoryview(struct.pack(">I", len(body)) + body)
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _set_limits(lim: dict[str, Any], base_procs: int) -> None:
+    def lower(res: int, soft: int, hard: int | None = None) -> None:
+        _, cur_hard = resource.getrlimit(res)
+        hard = soft if hard is None else hard
+        if cur_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+        resource.setrlimit(res, (soft, hard))
+
+    cpu = max(1, int(lim["cpu_s"] + 0.999))
+    lower(resource.RLIMIT_CPU, cpu, cpu + 1)
+    lower(resource.RLIMIT_AS, lim["memory_bytes"])
+    lower(resource.RLIMIT_FSIZE, lim["file_bytes"])
+    lower(resource.RLIMIT_NOFILE, lim["open_files"])
+    lower(resource.RLIMIT_CORE, 0)
+    lower(resource.RLIMIT_NPROC, lim["processes"] + base_procs)
+
+
+def _run_python(args: list[str]) -> None:
+    import runpy
+
+    i = 0
+    while i < len(args) and args[i] in PY_FLAGS:
+        i += 1
+    rest = args[i:]
+    sys.path[0] = WORK
+    if not rest or rest[0] == "-":
+        sys.argv = ["-", *rest[1:]] if rest else [""]
+        exec(compile(sys.stdin.read(), "<stdin>", "exec"), {"__name__": "__main__"})
+    elif rest[0] == "-m":
+        sys.argv = [rest[1], *rest[2:]]
+        runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
+    elif rest[0] == "-c":
+        sys.argv = ["-c", *rest[2:]]
+        exec(compile(rest[1], "<string>", "exec"), {"__name__": "__main__"})
+    else:
+        sys.argv = list(rest)
+        sys.path[0] = os.path.dirname(os.path.abspath(rest[0]))
+        runpy.run_path(rest[0], run_name="__main__")
+
+
+def _child(req: dict[str, Any], fds: tuple[int, int, int], base_procs: int) -> None:
+    code = 1
+    try:
+        os.setsid()
+        _prctl(PR_SET_DUMPABLE, 1)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        os.closerange(3, 65536)
+        _set_limits(req["limits"], base_procs)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.chdir(WORK)
+        argv = req["argv"]
+        if argv[0] != "python":
+            os.execvp(argv[0], argv)
+        _run_python(argv[1:])
+        code = 0
+    except SystemExit as exc:
+        c = exc.code
+        code = c if isinstance(c, int) else (0 if c is None else 1)
+        if not isinstance(c, int) and c is not None:
+            print(c, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - report any job fault like the interpreter would
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code & 0xFF)
+
+
+def _kill_all() -> None:
+    """SIGKILL every process in the namespace except this server and pid 1, then reap."""
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            break
+        _reap(block=False)  # zombies still count as targets of kill(-1)
+        time.sleep(0.001)
+    _reap(block=True)
+
+
+def _reap(*, block: bool) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _wipe(path: str) -> None:
+    os.chmod(path, 0o700)
+    for name in os.listdir(path):
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            for root, dirs, _ in os.walk(full):
+                for d in dirs:
+                    with contextlib.suppress(OSError):
+                        os.chmod(os.path.join(root, d), 0o700)
+            os.chmod(full, 0o700)
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            os.unlink(full)
+
+
+def _write_files(files: dict[str, str]) -> None:
+    for name, data in files.items():
+        path = os.path.join(WORK, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(data))
+
+
+def _serve_one(req: dict[str, Any], base_procs: int) -> dict[str, Any]:
+    lim = req["limits"]
+    start = time.monotonic()
+    _write_files(req["files"])
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        _child(req, (in_r, out_w, err_w), base_procs)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    stdin = base64.b64decode(req["stdin"])
+    pidfd = os.pidfd_open(pid)
+    caps = {out_r: lim["stdout_bytes"], err_r: lim["stderr_bytes"]}
+    kept: dict[int, bytearray] = {out_r: bytearray(), err_r: bytearray()}
+    seen = {out_r: 0, err_r: 0}
+    open_fds = [out_r, err_r]
+    deadline = start + lim["wall_s"]
+    timed_out = output_killed = exited = False
+    os.set_blocking(in_w, False)
+    pending = memoryview(stdin)
+    writers = [in_w] if pending else []
+    if not pending:
+        os.close(in_w)
+    status = 0
+    cpu = 0.0
+    while open_fds or not exited:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        watch = open_fds + ([] if exited else [pidfd])
+        readable, writable, _ = select.select(watch, writers, [], left)
+        for fd in writable:
+            try:
+                pending = pending[os.write(fd, pending[: 1 << 16]) :]
+            except OSError:
+                pending = pending[:0]
+            if not pending:
+                os.close(fd)
+                writers = []
+        for fd in readable:
+            if fd == pidfd:
+                _, status, ru = os.wait4(pid, 0)
+                cpu = ru.ru_utime + ru.ru_stime
+                exited = True
+                _kill_all()  # survivors die with the job; pipes then reach EOF
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                open_fds.remove(fd)
+                continue
+            room = caps[fd] - len(kept[fd])
+            if room > 0:
+                kept[fd] += chunk[:room]
+            seen[fd] += len(chunk)
+            if seen[fd] > max(caps[fd] * 8, caps[fd] + (8 << 20)):
+                output_killed = True
+        if output_killed:
+            break
+    if not exited:
+        os.killpg(pid, signal.SIGKILL)
+        _, status, ru = os.wait4(pid, 0)
+        cpu = ru.ru_utime + ru.ru_stime
+    _kill_all()
+    for fd in [*open_fds, *writers, pidfd, out_r, err_r]:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    for path in (WORK, TMP, SHM):
+        _wipe(path)
+    return {
+        "status": status,
+        "stdout": base64.b64encode(kept[out_r]).decode(),
+        "stderr": base64.b64encode(kept[err_r]).decode(),
+        "stdout_seen": seen[out_r],
+        "stderr_seen": seen[err_r],
+        "timed_out": timed_out,
+        "output_killed": output_killed,
+        "wall_s": time.monotonic() - start,
+        "cpu_s": cpu,
+    }
+
+
+def main() -> None:
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    _warm()
+    ctrl_in, ctrl_out = os.dup(0), os.dup(1)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    base_procs = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    _write_frame(ctrl_out, {"ready": True, "pid": os.getpid()})
+    while True:
+        req = _read_frame(ctrl_in)
+        if req is None:
+            return
+        try:
+            resp = _serve_one(req, base_procs)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                return
+            resp = {"error": f"{type(exc).__name__}: {exc}"}
+        _write_frame(ctrl_out, resp)
+
+
+if __name__ == "__main__":
+    main()

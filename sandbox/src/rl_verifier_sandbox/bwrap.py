@@ -1,0 +1,247 @@
+"""The default Linux backend: bubblewrap, run as a dedicated unprivileged uid."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from rl_verifier_sandbox import pyenv
+from rl_verifier_sandbox._exec import run_capped
+from rl_verifier_sandbox._files import BadJob, as_bytes, parent_dirs, safe_relpath
+from rl_verifier_sandbox._result import make_result
+from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.slots import UidSlots
+
+if TYPE_CHECKING:
+    from rl_verifier_sandbox.forkserver import PythonPool
+
+WORK_DIR = "/job"
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+}
+RO_SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives")
+# pid 1 in the job's pid namespace: waits for the job (so its CPU time is accounted), reports
+# a signal death as 128+N, and when it exits the kernel kills every other process in the namespace.
+INIT = ("/bin/sh", "-c", '"$@"; exit $?', "sh")
+EXTRA_PROCS = 3  # outer bwrap, bwrap's pid-1 monitor, and setpriv/prlimit exec chain
+
+
+def rlimit_args(limits: Limits, *, nproc: bool) -> list[str]:
+    """``prlimit`` options for one job (the limits survive exec and the uid switch)."""
+    cpu = max(1, int(limits.cpu_s + 0.999))
+    args = [
+        "prlimit",
+        f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < 10**7 else "--cpu=unlimited",
+        f"--as={limits.memory_bytes}",
+        f"--fsize={limits.file_bytes}",
+        f"--nofile={limits.open_files}",
+        "--core=0",
+    ]
+    if nproc:
+        args.append(f"--nproc={limits.processes + EXTRA_PROCS}")
+    return [*args, "--"]
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    _write_all(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _system_binds() -> list[str]:
+    args: list[str] = []
+    for path in RO_SYSTEM:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+class BwrapSandbox(Sandbox):
+    """bubblewrap with every namespace unshared, no network and a tmpfs work dir per job."""
+
+    name = "bwrap"
+    isolates = True
+
+    def __init__(
+        self,
+        *,
+        python: pyenv.PythonEnv | None = None,
+        slots: UidSlots | None = None,
+        bwrap: str = "bwrap",
+    ) -> None:
+        self._python = python
+        self.slots = slots or UidSlots()
+        self._bwrap = shutil.which(bwrap) or bwrap
+        self._root = os.geteuid() == 0
+
+    @property
+    def python(self) -> pyenv.PythonEnv:
+        if self._python is None:
+            self._python = pyenv.system_python()
+        return self._python
+
+    def check(self) -> None:
+        """Raise SandboxUnavailable with the reason if a trivial job cannot run."""
+        _probe(self._bwrap, self._root)
+
+    @contextmanager
+    def command(
+        self, job: Job, uid: int, *, extra_binds: tuple[tuple[str, str], ...] = ()
+    ) -> Iterator[tuple[list[str], list[int]]]:
+        """The full host argv for ``job`` as ``uid`` and the fds it needs passed in."""
+        fds: list[int] = []
+        try:
+            argv = rlimit_args(job.limits, nproc=self._root)
+            if self._root:
+                argv += [
+                    "setpriv",
+                    f"--reuid={uid}",
+                    f"--regid={uid}",
+                    "--clear-groups",
+                    "--inh-caps=-all",
+                ]
+            argv += self._bwrap_args(job, uid, fds, extra_binds)
+            yield argv, fds
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _bwrap_args(
+        self, job: Job, uid: int, fds: list[int], extra_binds: tuple[tuple[str, str], ...]
+    ) -> list[str]:
+        lim, pol = job.limits, job.policy
+        args = [
+            self._bwrap,
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--as-pid-1",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "sandbox",
+            "--clearenv",
+        ]
+        for key, value in self._env(pol).items():
+            args += ["--setenv", key, value]
+        args += _system_binds()
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--size", str(lim.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        args += ["--size", str(lim.tmp_bytes), "--tmpfs", "/tmp"]
+        args += ["--perms", "0700", "--size", str(lim.tmp_bytes), "--tmpfs", WORK_DIR]
+        passwd = f"sandbox:x:{uid}:{uid}:sandbox:/tmp:/bin/sh\n".encode()
+        fds.append(_memfd("passwd", passwd))
+        args += ["--ro-bind-data", str(fds[-1]), "/etc/passwd"]
+        if pol.python:
+            py = self.python
+            args += ["--ro-bind", py.site_dir, pyenv.SITE_MOUNT]
+            if py.host_prefix:
+                args += ["--ro-bind", py.host_prefix, pyenv.PREFIX_MOUNT]
+        for src, dst in extra_binds:
+            args += ["--ro-bind", src, dst]
+        for path, data in pol.readonly_files.items():
+            if not path.startswith("/"):
+                raise BadJob(f"readonly file path must be absolute: {path!r}")
+            fds.append(_memfd("ro", as_bytes(data)))
+            args += ["--ro-bind-data", str(fds[-1]), path]
+        files = {safe_relpath(k): as_bytes(v) for k, v in job.files.items()}
+        for d in parent_dirs(files):
+            args += ["--dir", f"{WORK_DIR}/{d}"]
+        for name, data in files.items():
+            fds.append(_memfd("file", data))
+            args += ["--file", str(fds[-1]), f"{WORK_DIR}/{name}"]
+        args += ["--chdir", WORK_DIR, "--", *INIT, *self._target_argv(job)]
+        return args
+
+    def _env(self, pol: Policy) -> dict[str, str]:
+        env = dict(BASE_ENV)
+        if pol.python:
+            env["PYTHONPATH"] = pyenv.SITE_MOUNT
+        env.update(pol.env)
+        return env
+
+    def _target_argv(self, job: Job) -> list[str]:
+        if not job.argv:
+            raise BadJob("empty argv")
+        if job.argv[0] == "python":
+            return [self.python.executable, *job.argv[1:]]
+        return list(job.argv)
+
+    def run(self, job: Job) -> Result:
+        with self.slots.hold() as uid:
+            try:
+                with self.command(job, uid) as (argv, fds):
+                    out = run_capped(argv, job.limits, stdin=job.stdin, env={}, pass_fds=fds)
+            except BadJob as exc:
+                return bad_job_result(str(exc))
+        return make_result(
+            out.status,
+            stdout=bytes(out.stdout.data),
+            stderr=bytes(out.stderr.data),
+            stdout_truncated=out.stdout.truncated,
+            stderr_truncated=out.stderr.truncated,
+            timed_out=out.timed_out,
+            output_killed=out.output_killed,
+            wall_s=out.wall_s,
+            cpu_s=out.cpu_s,
+            limits=job.limits,
+            shell_style=True,
+        )
+
+    def python_pool(self, size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:
+        """A warm fork-server pool for Python jobs (same ``run(Job) -> Result``)."""
+        from rl_verifier_sandbox.forkserver import PythonPool
+
+        return PythonPool(self, size=size, tmp_bytes=tmp_bytes)
+
+
+def bad_job_result(message: str) -> Result:
+    return Result(
+        exit_code=None,
+        signal=None,
+        stdout=b"",
+        stderr=f"sandbox: {message}\n".encode(),
+        stdout_truncated=False,
+        stderr_truncated=False,
+        timed_out=False,
+        limit_hit=None,
+        wall_s=0.0,
+        cpu_s=0.0,
+    )
+
+
+@functools.cache
+def _probe(bwrap: str, root: bool) -> None:
+    if not os.path.exists(bwrap) and shutil.which(bwrap) is None:
+        raise SandboxUnavailable(f"bubblewrap not found ({bwrap})")
+    for tool in ("prlimit", "setpriv") if root else ("prlimit",):
+        if shutil.which(tool) is None:
+            raise SandboxUnavailable(f"{tool} (util-linux) not found")
+    sb = BwrapSandbox(python=pyenv.PythonEnv(None, "/usr/bin/python3", "/nonexistent"))
+    try:
+        res = sb.run(Job(argv=("/bin/true",), policy=Policy(python=False)))
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SandboxUnavailable(f"bubblewrap failed to start: {exc}") from exc
+    if res.exit_code != 0:
+        msg = res.stderr.decode(errors="replace").strip()
+        raise SandboxUnavailable(f"bubblewrap cannot create namespaces here: {msg}")

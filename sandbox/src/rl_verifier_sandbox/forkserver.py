@@ -1,0 +1,238 @@
+"""Warm Python fork servers: one sandboxed interpreter per slot forks a child per job.
+
+Each server is a long-lived bwrap sandbox (own uid slot, own pid namespace) running
+``_server_main.py`` with pytest already imported. A job is sent as a length-prefixed JSON frame;
+the server writes the job's files into ``/job``, forks, applies the job's rlimits in the child,
+captures capped output, enforces the wall deadline, kills every leftover process, and wipes
+``/job``, ``/tmp`` and ``/dev/shm`` before answering. The trusted host side enforces a backstop
+deadline: if the answer does not arrive in time the whole server is killed and restarted.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import queue
+import select
+import signal
+import struct
+import subprocess
+import time
+from dataclasses import asdict
+from typing import Any
+
+from rl_verifier_sandbox import pyenv
+from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
+from rl_verifier_sandbox._result import make_result
+from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
+from rl_verifier_sandbox.bwrap import BASE_ENV, BwrapSandbox, bad_job_result
+
+BACKSTOP_S = 2.0  # extra time the host grants the server beyond the job's wall limit
+SERVER_LIMITS = Limits(
+    wall_s=float("inf"),
+    cpu_s=10**7,
+    memory_bytes=64 << 30,
+    file_bytes=4 << 30,
+    open_files=4096,
+    processes=4096,
+    stdout_bytes=0,
+    stderr_bytes=0,
+    tmp_bytes=256 << 20,
+)
+BASE_PROCS = 4  # bwrap, sh (pid 1), the server itself, and one zombie of slack
+
+
+class ServerDied(RuntimeError):
+    """The fork server vanished or stopped answering."""
+
+
+class PythonForkServer:
+    """One warm sandboxed interpreter; runs one job at a time (not thread-safe on its own)."""
+
+    def __init__(self, sandbox: BwrapSandbox, uid: int, *, tmp_bytes: int = 256 << 20) -> None:
+        self._sb = sandbox
+        self.uid = uid
+        self._tmp_bytes = tmp_bytes
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        script = f"{pyenv.SITE_MOUNT}/_server_main.py"
+        limits = Limits(**{**asdict(SERVER_LIMITS), "tmp_bytes": self._tmp_bytes})
+        job = Job(argv=("python", script, str(BASE_PROCS)), limits=limits, policy=Policy())
+        with self._sb.command(job, self.uid) as (argv, fds):
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={},
+                pass_fds=fds,
+                start_new_session=True,
+            )
+        hello = self._recv(time.monotonic() + 30.0)
+        if not hello.get("ready"):
+            raise ServerDied(f"fork server failed to start: {hello}")
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe:
+                pipe.close()
+
+    def restart(self) -> None:
+        self.stop()
+        from rl_verifier_sandbox.slots import reap_uid
+
+        if os.geteuid() == 0:
+            reap_uid(self.uid)
+        self.start()
+
+    def _send(self, obj: dict[str, Any]) -> None:
+        assert self._proc and self._proc.stdin
+        body = json.dumps(obj).encode()
+        try:
+            self._proc.stdin.write(struct.pack(">I", len(body)) + body)
+            self._proc.stdin.flush()
+        except OSError as exc:
+            raise ServerDied(str(exc)) from exc
+
+    def _recv(self, deadline: float) -> dict[str, Any]:
+        assert self._proc and self._proc.stdout
+        fd = self._proc.stdout.fileno()
+        head = _read_n(fd, 4, deadline)
+        body = _read_n(fd, struct.unpack(">I", head)[0], deadline)
+        out: dict[str, Any] = json.loads(body)
+        return out
+
+    def run(self, job: Job) -> Result:
+        if self._proc is None or self._proc.poll() is not None:
+            self.restart()
+        lim = job.limits
+        files = {
+            safe_relpath(k): base64.b64encode(as_bytes(v)).decode() for k, v in job.files.items()
+        }
+        env = {**BASE_ENV, "PYTHONPATH": pyenv.SITE_MOUNT, **job.policy.env}
+        req = {
+            "argv": list(job.argv),
+            "files": files,
+            "env": env,
+            "stdin": _b64(job.stdin),
+            "limits": asdict(lim),
+        }
+        start = time.monotonic()
+        try:
+            self._send(req)
+            resp = self._recv(start + lim.wall_s + BACKSTOP_S)
+        except ServerDied:
+            self.restart()
+            return _lost(start, lim, timed_out=time.monotonic() - start >= lim.wall_s)
+        if "error" in resp:
+            self.restart()
+            return bad_job_result(f"fork server error: {resp['error']}")
+        out, err = base64.b64decode(resp["stdout"]), base64.b64decode(resp["stderr"])
+        return make_result(
+            resp["status"],
+            stdout=out,
+            stderr=err,
+            stdout_truncated=resp["stdout_seen"] > lim.stdout_bytes,
+            stderr_truncated=resp["stderr_seen"] > lim.stderr_bytes,
+            timed_out=resp["timed_out"],
+            output_killed=resp["output_killed"],
+            wall_s=time.monotonic() - start,
+            cpu_s=resp["cpu_s"],
+            limits=lim,
+            shell_style=False,
+        )
+
+
+def _lost(start: float, limits: Limits, *, timed_out: bool) -> Result:
+    """The server died or hung mid-job (e.g. the job killed it): report a SIGKILL."""
+    return Result(
+        exit_code=None,
+        signal=int(signal.SIGKILL),
+        stdout=b"",
+        stderr=b"sandbox: fork server lost\n",
+        stdout_truncated=False,
+        stderr_truncated=False,
+        timed_out=timed_out,
+        limit_hit=None,
+        wall_s=time.monotonic() - start,
+        cpu_s=0.0,
+    )
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _read_n(fd: int, n: int, deadline: float) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise ServerDied("fork server did not answer before the deadline")
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise ServerDied("fork server exited")
+        buf += chunk
+    return bytes(buf)
+
+
+class PythonPool(Sandbox):
+    """``size`` warm fork servers behind the ``Sandbox`` interface (thread-safe).
+
+    Python jobs (``argv[0] == "python"``, ``policy.python``, no ``policy.readonly_files``) take
+    the fast path;
+    anything else runs on the cold bwrap backend with identical semantics. The tmpfs sizes of
+    ``/job`` and ``/tmp`` are fixed per server (``tmp_bytes``), not per job.
+    """
+
+    name = "bwrap-forkserver"
+    isolates = True
+
+    def __init__(self, sandbox: BwrapSandbox, size: int = 1, tmp_bytes: int = 256 << 20) -> None:
+        self._sb = sandbox
+        self._free: queue.SimpleQueue[PythonForkServer] = queue.SimpleQueue()
+        self._all: list[PythonForkServer] = []
+        for _ in range(size):
+            uid = sandbox.slots.acquire()
+            server = PythonForkServer(sandbox, uid, tmp_bytes=tmp_bytes)
+            server.start()
+            self._all.append(server)
+            self._free.put(server)
+
+    def run(self, job: Job) -> Result:
+        pol = job.policy
+        if not job.argv or job.argv[0] != "python" or pol.readonly_files or not pol.python:
+            return self._sb.run(job)
+        server = self._free.get()
+        try:
+            return server.run(job)
+        except BadJob as exc:
+            return bad_job_result(str(exc))
+        finally:
+            self._free.put(server)
+
+    @property
+    def uids(self) -> list[int]:
+        """The sandbox uids held by this pool's servers (one per server)."""
+        return [server.uid for server in self._all]
+
+    def close(self) -> None:
+        for server in self._all:
+            server.stop()
+            self._sb.slots.release(server.uid)
+        self._all = []
+
+    def __enter__(self) -> PythonPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,31 @@
+"""rl-verifier plugin: adds ``rlv sandbox doctor``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from rl_verifier import hookimpl
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    cli.add_command(sandbox)
+
+
+@click.group()
+def sandbox() -> None:
+    """Isolated execution of untrusted code."""
+
+
+@sandbox.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--backend", default="bwrap", show_default=True, help="Backend to probe.")
+def doctor(as_json: bool, backend: str) -> None:
+    """Show which backends work here and which limits are enforced (by running probes)."""
+    from rl_verifier_sandbox.doctor import format_report, run_doctor
+
+    report = run_doctor(backend)
+    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

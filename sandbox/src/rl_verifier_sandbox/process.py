@@ -1,0 +1,71 @@
+"""The non-isolating backend: rlimits, a wall deadline and killpg only. Trusted code only."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+
+from rl_verifier_sandbox._exec import run_capped
+from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
+from rl_verifier_sandbox._result import make_result
+from rl_verifier_sandbox.api import Job, Result, Sandbox
+from rl_verifier_sandbox.bwrap import BASE_ENV, bad_job_result, rlimit_args
+
+log = logging.getLogger(__name__)
+WARNING = (
+    "rl-verifier sandbox backend 'process' DOES NOT ISOLATE: jobs run as this user with full "
+    "access to the filesystem, network and environment. Use it for trusted code only."
+)
+
+
+class ProcessSandbox(Sandbox):
+    """Runs the job as a plain child process in a temp dir (no namespaces)."""
+
+    name = "process"
+    isolates = False
+
+    def __init__(self) -> None:
+        log.warning(WARNING)
+
+    def run(self, job: Job) -> Result:
+        if not job.argv:
+            return bad_job_result("empty argv")
+        work = tempfile.mkdtemp(prefix="rlv-job-")
+        try:
+            try:
+                for name, data in job.files.items():
+                    path = os.path.join(work, safe_relpath(name))
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "wb") as fh:
+                        fh.write(as_bytes(data))
+            except BadJob as exc:
+                return bad_job_result(str(exc))
+            argv = list(job.argv)
+            if argv[0] == "python":
+                argv[0] = sys.executable
+            env = {**BASE_ENV, "HOME": work, **job.policy.env}
+            out = run_capped(
+                rlimit_args(job.limits, nproc=False) + argv,
+                job.limits,
+                stdin=job.stdin,
+                env=env,
+                cwd=work,
+            )
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return make_result(
+            out.status,
+            stdout=bytes(out.stdout.data),
+            stderr=bytes(out.stderr.data),
+            stdout_truncated=out.stdout.truncated,
+            stderr_truncated=out.stderr.truncated,
+            timed_out=out.timed_out,
+            output_killed=out.output_killed,
+            wall_s=out.wall_s,
+            cpu_s=out.cpu_s,
+            limits=job.limits,
+            shell_style=False,
+        )

@@ -1,0 +1,97 @@
+"""The Python the sandbox sees: the system interpreter plus a read-only, world-readable site dir.
+
+The venv interpreter lives under ``/root/.pyenv`` (mode 0700), which the unprivileged sandbox
+uid cannot read, so by default jobs run ``/usr/bin/python3`` with a copy of pytest and its
+pure-Python dependencies, built once into a cache dir outside ``/root`` and bound read-only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+SITE_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py")
+SERVER_SCRIPT = Path(__file__).with_name("_server_main.py")
+SITE_MOUNT = "/opt/rlv-site"  # where the site dir appears inside the sandbox
+PREFIX_MOUNT = "/opt/python"  # where a custom interpreter prefix appears inside
+
+
+@dataclass(frozen=True)
+class PythonEnv:
+    """An interpreter visible inside the sandbox."""
+
+    host_prefix: str | None  # bound at PREFIX_MOUNT when set; None means the system /usr
+    executable: str  # path inside the sandbox
+    site_dir: str  # host path of the read-only site dir (bound at SITE_MOUNT)
+
+
+def _sources() -> list[Path]:
+    out: list[Path] = []
+    for name in SITE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        origin = Path(spec.origin)
+        out.append(origin.parent if origin.name == "__init__.py" else origin)
+    return out
+
+
+def _digest(sources: list[Path]) -> str:
+    h = hashlib.sha256(sys.version.encode())
+    h.update(SERVER_SCRIPT.read_bytes())
+    for src in sources:
+        files = sorted(src.rglob("*.py")) if src.is_dir() else [src]
+        for f in files:
+            st = f.stat()
+            h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("RLV_SANDBOX_CACHE", "/var/cache/rl-verifier"))
+
+
+def build_site_dir(root: Path | None = None) -> Path:
+    """Build (once, atomically, under a lock) the world-readable site dir; return its path."""
+    sources = _sources()
+    root = root or cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    os.chmod(root, 0o755)
+    target = root / f"sandbox-python-{_digest(sources)}"
+    if target.is_dir():
+        return target
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_dir():
+            return target
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        for src in sources:
+            if src.is_dir():
+                shutil.copytree(src, tmp / src.name, ignore=ignore)
+            else:
+                shutil.copy2(src, tmp / src.name)
+        shutil.copy2(SERVER_SCRIPT, tmp / SERVER_SCRIPT.name)
+        for dirpath, _dirnames, filenames in os.walk(tmp):
+            os.chmod(dirpath, 0o755)
+            for f in filenames:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+        os.rename(tmp, target)
+    return target
+
+
+def system_python() -> PythonEnv:
+    """Default: ``/usr/bin/python3`` (always readable) plus the copied site dir."""
+    return PythonEnv(None, "/usr/bin/python3", str(build_site_dir()))
+
+
+def prefix_python(prefix: str, exe: str = "bin/python3") -> PythonEnv:
+    """An interpreter prefix readable by the sandbox uid, bound read-only at ``/opt/python``."""
+    return PythonEnv(prefix, f"{PREFIX_MOUNT}/{exe}", str(build_site_dir()))

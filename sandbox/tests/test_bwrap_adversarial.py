@@ -1,0 +1,215 @@
+"""Hostile jobs on the bwrap backend (and the fork server where it applies)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
+from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.slots import BASE_UID, pids_of_uid
+
+IS_ROOT = os.geteuid() == 0
+
+
+def py(code: str, **limits: float) -> Job:
+    return Job(argv=("python", "-c", code), limits=Limits(**limits))  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["cold", "warm"])
+def any_sb(request: pytest.FixtureRequest, sb: BwrapSandbox, pool: PythonPool) -> Sandbox:
+    return sb if request.param == "cold" else pool
+
+
+def _no_survivors(pool: PythonPool) -> None:
+    """No process of any sandbox uid is left, except the warm servers' own."""
+    if IS_ROOT:
+        busy = {uid: pids_of_uid(uid) for uid in range(BASE_UID, BASE_UID + 32)}
+        assert not any(p for uid, p in busy.items() if uid not in pool.uids), busy
+
+
+def test_hello_and_files(any_sb: Sandbox) -> None:
+    job = Job(
+        argv=("python", "main.py"), files={"main.py": "print(open('d/x').read())", "d/x": b"hi"}
+    )
+    r = any_sb.run(job)
+    assert (r.exit_code, r.stdout, r.timed_out, r.limit_hit) == (0, b"hi\n", False, None)
+
+
+def test_infinite_loop_hits_deadline(any_sb: Sandbox, pool: PythonPool) -> None:
+    r = any_sb.run(py("while True: pass", wall_s=0.5, cpu_s=30))
+    assert r.timed_out and r.exit_code is None
+    assert 0.45 <= r.wall_s < 1.5
+    _no_survivors(pool)
+
+
+def test_sleep_past_deadline(any_sb: Sandbox) -> None:
+    t0 = time.monotonic()
+    r = any_sb.run(py("import time; time.sleep(30)", wall_s=0.5))
+    assert r.timed_out and time.monotonic() - t0 < 2.0
+
+
+def test_cpu_limit(sb: BwrapSandbox) -> None:
+    r = sb.run(py("while True: pass", cpu_s=1, wall_s=5))
+    assert r.limit_hit == "cpu" and not r.timed_out and r.cpu_s >= 0.9
+
+
+def test_fork_bomb_is_limited(any_sb: Sandbox, pool: PythonPool) -> None:
+    r = any_sb.run(py("import os\nwhile True:\n    os.fork()", processes=16, wall_s=5))
+    assert r.limit_hit == "processes" and not r.timed_out
+    time.sleep(0.05)
+    _no_survivors(pool)
+    assert os.waitpid(os.spawnv(os.P_NOWAIT, "/bin/true", ["true"]), 0)[1] == 0  # host forks
+
+
+def test_double_fork_survivor_is_killed(any_sb: Sandbox, pool: PythonPool) -> None:
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(3); open('/tmp/alive', 'w')\n"
+        "    os._exit(0)\n"
+        "print('parent done')"
+    )
+    r = any_sb.run(py(code))
+    assert r.exit_code == 0 and r.stdout == b"parent done\n"
+    _no_survivors(pool)
+    # the next job sees only pid 1 (init), the fork server (warm path) and itself
+    r = any_sb.run(py("import os; print(len([p for p in os.listdir('/proc') if p.isdigit()]))"))
+    assert int(r.stdout) <= 3, r.stdout
+
+
+def test_memory_bomb(any_sb: Sandbox) -> None:
+    r = any_sb.run(py("x = bytearray(2 << 30)", memory_bytes=256 << 20))
+    assert r.exit_code != 0 and r.limit_hit == "memory"
+
+
+def test_huge_file(any_sb: Sandbox) -> None:
+    code = "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))"
+    r = any_sb.run(py(code, file_bytes=4 << 20))
+    assert r.exit_code != 0 and r.limit_hit == "file_size"
+
+
+def test_gigabytes_of_stdout(any_sb: Sandbox) -> None:
+    code = "import os\nwhile True:\n    os.write(1, b'y' * 65536)"
+    t0 = time.monotonic()
+    r = any_sb.run(py(code, stdout_bytes=1 << 16, wall_s=20))
+    assert r.limit_hit == "output" and r.stdout_truncated and len(r.stdout) == 1 << 16
+    assert time.monotonic() - t0 < 3.0
+
+
+def test_network_unreachable(any_sb: Sandbox) -> None:
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+        code = (
+            "import socket\n"
+            f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "    print('reached')\nexcept OSError:\n    print('unreachable')\n"
+            "try:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    print('reached')\n"
+            "except OSError:\n    print('unreachable')"
+        )
+        r = any_sb.run(py(code))
+    assert r.stdout == b"unreachable\nunreachable\n"
+
+
+def test_host_env_invisible(any_sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TINKER_API_KEY", "tml-secret")
+    r = any_sb.run(
+        py("import os; print(sorted(os.environ)); print(open('/proc/1/environ').read())")
+    )
+    assert b"TINKER_API_KEY" not in r.stdout and b"tml-secret" not in r.stdout + r.stderr
+
+
+def test_policy_env_is_passed(any_sb: Sandbox) -> None:
+    job = Job(
+        argv=("python", "-c", "import os; print(os.environ['K'])"), policy=Policy(env={"K": "v"})
+    )
+    assert any_sb.run(job).stdout == b"v\n"
+
+
+def test_host_dirs_invisible(any_sb: Sandbox) -> None:
+    code = "import os; print([p for p in ('/root', '/work', '/home', '/var') if os.path.exists(p)])"
+    assert any_sb.run(py(code)).stdout == b"[]\n"
+
+
+def test_cannot_write_outside_work_dir(sb: BwrapSandbox) -> None:
+    r = sb.run(Job(argv=("sh", "-c", "touch /usr/x; touch /x; mount -o remount,rw /usr; echo $?")))
+    assert r.stdout.strip() != b"0" and b"Read-only" in r.stderr
+    assert not Path("/usr/x").exists() and not Path("/x").exists()
+
+
+def test_uid_is_not_root(any_sb: Sandbox) -> None:
+    r = any_sb.run(py("import os; print(os.getuid(), os.geteuid())"))
+    assert r.exit_code == 0 and 0 not in [int(x) for x in r.stdout.split()]
+
+
+@pytest.mark.parametrize(
+    "code", ["import os; os.kill(os.getppid(), 9)", "import os; os.kill(-1, 9)"]
+)
+def test_killing_the_parent_spares_the_host(any_sb: Sandbox, code: str) -> None:
+    r = any_sb.run(py(code))
+    assert isinstance(r, Result)
+    assert any_sb.run(py("print(1)")).stdout == b"1\n"  # the sandbox (or server) still works
+
+
+def test_kill_minus_one_from_shell(sb: BwrapSandbox) -> None:
+    r = sb.run(Job(argv=("sh", "-c", "kill -9 -1; echo after")))
+    assert isinstance(r, Result)
+    assert os.getpid() > 0
+
+
+def test_symlink_to_host_path_is_not_followed(any_sb: Sandbox) -> None:
+    code = "import os; os.symlink('/etc/shadow', 'out.txt'); os.symlink('/root', 'r'); print('ok')"
+    r = any_sb.run(py(code))
+    assert r.stdout == b"ok\n" and b"root:" not in r.stdout
+
+
+def test_bad_file_name_is_reported_not_raised(any_sb: Sandbox) -> None:
+    r = any_sb.run(Job(argv=("python", "-c", "1"), files={"../evil": "x"}))
+    assert r.exit_code is None and b"bad job file name" in r.stderr
+
+
+def test_stdin_and_exit_code(any_sb: Sandbox) -> None:
+    job = Job(
+        argv=("python", "-c", "import sys; print(sys.stdin.read()); sys.exit(3)"), stdin=b"abc"
+    )
+    r = any_sb.run(job)
+    assert (r.exit_code, r.stdout) == (3, b"abc\n")
+
+
+def test_signal_death_reported(sb: BwrapSandbox) -> None:
+    r = sb.run(py("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"))
+    assert r.exit_code is None and r.signal == signal.SIGSEGV
+
+
+def test_readonly_files_policy(sb: BwrapSandbox) -> None:
+    job = Job(argv=("cat", "/opt/data/x"), policy=Policy(readonly_files={"/opt/data/x": "DATA"}))
+    assert sb.run(job).stdout == b"DATA"
+
+
+def test_limits_default_fit() -> None:
+    assert Limits().wall_s > 0
+
+
+def test_concurrent_jobs_get_distinct_uids(sb: BwrapSandbox) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    job = py("import os, time; time.sleep(0.3); print(os.getuid())")
+    with ThreadPoolExecutor(3) as ex:
+        outs = [r.stdout for r in ex.map(sb.run, [job] * 3)]
+    assert len(set(outs)) == 3, outs
+
+
+def test_arun(sb: BwrapSandbox) -> None:
+    import asyncio
+
+    assert asyncio.run(sb.arun(py("print(2)"))).stdout == b"2\n"

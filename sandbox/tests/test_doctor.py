@@ -1,0 +1,28 @@
+"""``rlv sandbox doctor`` through the core CLI's plugin hook."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from rl_verifier.cli import cli
+from rl_verifier_sandbox import plugin
+
+
+def test_doctor_json() -> None:
+    plugin.register_commands(cli)
+    res = CliRunner().invoke(cli, ["sandbox", "doctor", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["backends"]["bwrap"]["works"]
+    assert report["backends"]["process"]["isolates"] is False
+    checks = {c["name"]: c["ok"] for c in report["checks"]}
+    assert all(checks.values()), checks
+    assert {"network_off", "process_limit", "memory_limit", "uid_not_root"} <= set(checks)
+
+
+def test_doctor_text() -> None:
+    plugin.register_commands(cli)
+    res = CliRunner().invoke(cli, ["sandbox", "doctor"])
+    assert res.exit_code == 0 and "enforced on bwrap" in res.output
