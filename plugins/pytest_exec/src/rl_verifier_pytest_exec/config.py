@@ -1,0 +1,42 @@
+"""Settings of the ``pytest`` verifier."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rl_verifier.verifier import VerifierConfig
+
+RewardRule = Literal["all_or_nothing", "fraction"]
+
+
+class PytestConfig(VerifierConfig):
+    """Settings of the ``pytest`` verifier."""
+
+    reward: RewardRule = Field(
+        default="all_or_nothing",
+        description="all_or_nothing: 1 only when every test passes; fraction: share of tests "
+        "passed. Skipped, xfailed, errored and missing tests count as failed.",
+    )
+    code_block: Literal["last", "first"] = Field(
+        default="last", description="Which fenced Python block of the completion is the program."
+    )
+    allow_unfenced: bool = Field(
+        default=False,
+        description="Accept a completion with no fence as code when the whole text parses.",
+    )
+    backend: Literal["bwrap", "auto", "docker", "process"] = Field(
+        default="bwrap",
+        description="Sandbox backend. The two-process (HumanEval) mode always needs bwrap; "
+        "'process' does not isolate anything and is for development only.",
+    )
+    run_timeout_s: float = Field(
+        default=10.0, gt=0, description="Wall-clock limit of one sandboxed run."
+    )
+    memory_mb: int = Field(default=1024, ge=64, description="Address-space limit of one run.")
+    guard_returns: bool = Field(
+        default=True,
+        description="pytest-file tasks: the solution's public functions must return plain "
+        "data (exact builtin types), so always-equal objects and int/str subclasses fail.",
+    )

@@ -1,0 +1,1 @@
+"""Scripts that run inside the sandbox (stdlib only); mounted read-only under /harness."""

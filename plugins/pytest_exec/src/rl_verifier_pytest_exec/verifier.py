@@ -1,0 +1,178 @@
+"""The ``pytest`` verifier: run model-written Python against hidden tests in a sandbox.
+
+Statuses: ``invalid`` when the completion holds no code; ``error`` when the sandbox or
+the trusted harness fails (never read as a wrong answer); otherwise ``ok``. A solution
+that runs past its deadline (or crashes, or exhausts a limit) has simply failed its
+tests: status ``ok``, reward 0, ``info.timed_out`` set. The policy wrote the slow code,
+so it is the policy's failure, and dropping such samples would hide it from training.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import threading
+from typing import Any
+
+from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.verifier import Verifier
+from rl_verifier_pytest_exec import hardened
+from rl_verifier_pytest_exec.config import PytestConfig
+from rl_verifier_pytest_exec.duplex import CheckTask, run_duplex
+from rl_verifier_pytest_exec.extract import extract_code
+from rl_verifier_pytest_exec.reference import PytestTask, ReferenceError, StdioTask, read_reference
+from rl_verifier_pytest_exec.scoring import reward_of
+from rl_verifier_pytest_exec.spawn import Spawner
+from rl_verifier_pytest_exec.stdio import run_cases
+from rl_verifier_sandbox import get_sandbox
+from rl_verifier_sandbox.api import Limits, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.bwrap import BwrapSandbox
+
+
+class PytestVerifier(Verifier):
+    """Runs the completion's Python code against hidden tests in a sandbox."""
+
+    name = "pytest"
+    description = (
+        "Runs the completion's last Python block in a sandbox against hidden tests: a pytest "
+        "file, HumanEval check(candidate) (tests and solution in separate processes) or "
+        "stdin/stdout cases. Reward: all tests pass (or the share passed)."
+    )
+    Config = PytestConfig
+    reward_range = (0.0, 1.0)
+    deterministic = True
+    needs_sandbox = True
+    default_timeout_s = 60.0
+    max_concurrency = 2 * (os.cpu_count() or 1)
+
+    def __init__(self, config: Any = None) -> None:
+        super().__init__(config)
+        self._sandbox: Sandbox | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def settings(self) -> PytestConfig:
+        config = self.config
+        assert isinstance(config, PytestConfig)
+        return config
+
+    @property
+    def limits(self) -> Limits:
+        wall = self.settings.run_timeout_s
+        return Limits(wall_s=wall, cpu_s=wall, memory_bytes=self.settings.memory_mb << 20)
+
+    def sandbox(self) -> Sandbox:
+        """The sandbox, started on first use; raises ``SandboxUnavailable``."""
+        with self._lock:
+            if self._sandbox is None:
+                # The sandbox's uid slots are locked across processes, so scoring
+                # workers never share a uid (limits and cleanup are per uid).
+                self._sandbox = get_sandbox(self.settings.backend)
+            return self._sandbox
+
+    async def open(self) -> None:
+        with contextlib.suppress(SandboxUnavailable):  # reported per sample as status error
+            self.sandbox()
+
+    async def close(self) -> None:
+        with self._lock:
+            sandbox, self._sandbox = self._sandbox, None
+        if sandbox is not None:
+            sandbox.close()
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        try:
+            spec = read_reference(task.reference)
+        except ReferenceError as exc:
+            return Verdict.failed(f"task {task.id!r}: {exc}")
+        settings = self.settings
+        code = extract_code(completion.text(), settings.code_block, settings.allow_unfenced)
+        if code is None:
+            return Verdict.invalid("no Python code block in the completion")
+        try:
+            sandbox = self.sandbox()
+            if isinstance(spec, CheckTask):
+                return self._check(spec, code, sandbox)
+            if isinstance(spec, PytestTask):
+                return self._pytest(spec, code, sandbox)
+            return self._stdio(spec, code, sandbox)
+        except SandboxUnavailable as exc:
+            return Verdict.failed(f"sandbox unavailable: {exc}")
+
+    def _verdict(
+        self, mode: str, results: list[bool], expected: int, timed_out: bool, **info: Any
+    ) -> Verdict:
+        reward = reward_of(results, expected, self.settings.reward)
+        return Verdict.ok(
+            reward,
+            mode=mode,
+            tests=max(len(results), expected),
+            passed=sum(results),
+            timed_out=timed_out,
+            **info,
+        )
+
+    def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
+        if not isinstance(sandbox, BwrapSandbox):
+            return Verdict.failed(f"the two-process mode needs bwrap, not {sandbox.name}")
+        if spec.prompt and not defines(code, spec.entry_point):
+            code = spec.prompt + code
+        exchange, stderr = run_duplex(
+            spec,
+            code,
+            self.limits,
+            split=self.settings.reward == "fraction",
+            stop_on_failure=self.settings.reward == "all_or_nothing",
+            spawner=Spawner(sandbox),
+        )
+        if exchange.results is None:
+            if exchange.timed_out:
+                return self._verdict("two-process", [], 1, True, calls=exchange.calls)
+            return Verdict.failed(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
+        return self._verdict(
+            "two-process", exchange.results, 1, exchange.timed_out, calls=exchange.calls
+        )
+
+    def _pytest(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
+        run = hardened.new_run()
+        job = hardened.build_job(spec, code, run, self.limits, self.settings.guard_returns)
+        result = sandbox.run(job)
+        judgement = hardened.judge(spec, run, result)
+        notes = judgement.notes
+        if judgement.results is None:
+            if judgement.ready or result.timed_out:
+                return self._verdict("hardened", [], spec.expected, result.timed_out, notes=notes)
+            stderr = result.stderr.decode(errors="replace")[-500:]
+            return Verdict.failed("pytest harness did not start", stderr=stderr)
+        return self._verdict(
+            "hardened",
+            judgement.results,
+            spec.expected,
+            result.timed_out,
+            tampered=judgement.tampered,
+            notes=notes,
+        )
+
+    def _stdio(self, spec: StdioTask, code: str, sandbox: Sandbox) -> Verdict:
+        stop = self.settings.reward == "all_or_nothing"
+        budget = max(self.timeout_s - 5.0, self.settings.run_timeout_s)
+        results, timed_out = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
+        return self._verdict("stdio", results, len(spec.cases), timed_out)
+
+
+def defines(code: str, name: str) -> bool:
+    """Whether ``code`` defines ``name`` at top level (a def, class or assignment)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                return True
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return True
+    return False

