@@ -240,3 +240,24 @@ def test_catalogue_is_consistent() -> None:
         assert lookup(needed) is not None
     assert all(0 < entry.learning_rate < 1e-2 for entry in CATALOG)
     assert lookup("nope/nothing") is None
+
+
+def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None:
+    from rl_verifier.errors import UserError
+    from rl_verifier.train.builder import BuildRequest, render_loop
+    from rl_verifier.train.config import TrainConfig
+
+    request = BuildRequest(
+        verifier="exact_match", model="rlv/tiny-chat", environment="single_turn", max_turns=3
+    )
+    _, toml, _ = render_loop(request)
+    assert 'environment = "single_turn"' in toml and "max_turns = 3" in toml
+    import tomllib
+
+    assert TrainConfig.model_validate(tomllib.loads(toml)).max_turns == 3
+    with pytest.raises(UserError, match="unknown --environment 'nope'"):
+        render_loop(
+            BuildRequest(
+                verifier="exact_match", model="rlv/tiny-chat", environment="nope", max_turns=2
+            )
+        )

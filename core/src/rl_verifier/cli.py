@@ -220,6 +220,13 @@ def train(
     default=None,
     help="Script path [default: train_VERIFIER.py]; the config goes beside it.",
 )
+@click.option(
+    "--environment",
+    default="single_turn",
+    show_default=True,
+    help="A registered environment, e.g. a multi-turn tool environment.",
+)
+@click.option("--max-turns", default=1, show_default=True, type=int)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def new_loop(
     verifier: str,
@@ -233,6 +240,8 @@ def new_loop(
     learning_rate: float | None,
     backend: str,
     output: Path | None,
+    environment: str,
+    max_turns: int,
     force: bool,
 ) -> None:
     """Write a ready-to-run training loop (a Python file and its TOML config)."""
@@ -252,6 +261,8 @@ def new_loop(
             learning_rate=learning_rate,
             output=output,
             force=force,
+            environment=environment,
+            max_turns=max_turns,
         )
     )
     for warning in built.warnings:

@@ -46,6 +46,8 @@ class BuildRequest:
     learning_rate: float | None = None
     output: Path | None = None
     force: bool = False
+    environment: str = "single_turn"
+    max_turns: int = 1
 
 
 @dataclass
@@ -118,6 +120,7 @@ def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
         "loss": request.loss,
         "reward": spec,
         "tasks": tasks,
+        **_environment(request),
         "save_every": SAVE_EVERY,
         "run_dir": f"runs/{script.stem}-{{time}}",
     }
@@ -297,11 +300,26 @@ COMMENTS = {
     "loss": "Policy loss: importance_sampling, ppo, cispo or dro",
     "reward": "A verifier name or a reward spec such as '0.8*a + 0.2*b'",
     "tasks": "A tasks JSONL file, or taskset:NAME from a plugin",
+    "environment": "Episode shape: single_turn, or a multi-turn tool environment",
+    "max_turns": "Model turns per episode (tool calls happen between turns)",
     "save_every": "Save a resumable checkpoint every N steps",
     "run_dir": "Logs and checkpoints; {time} becomes the start time",
 }
 
 GROUP_STARTS = {"base_model", "steps", "reward", "save_every"}  # a blank line before each
+
+
+def _environment(request: BuildRequest) -> dict[str, Any]:
+    """Environment settings, written only when they differ from a single turn."""
+    if request.environment == "single_turn" and request.max_turns == 1:
+        return {}
+    known = get_plugins().environments
+    if request.environment not in known:
+        names = ", ".join(sorted(known))
+        raise UserError(f"unknown --environment '{request.environment}'; known: {names}")
+    if request.max_turns < 1:
+        raise UserError(f"--max-turns must be at least 1, got {request.max_turns}")
+    return {"environment": request.environment, "max_turns": request.max_turns}
 
 
 def _toml(script: Path, values: dict[str, Any], family: str | None, lr_source: str) -> str:
