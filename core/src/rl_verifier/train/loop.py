@@ -375,6 +375,13 @@ class Trainer:
             "datums": info["datums"],
             "tokens_sampled": sum(lengths),
             "completion_length_mean": fmean(lengths) if lengths else 0.0,
+            "turns_mean": fmean(r.episode.turns for r in rollouts) if rollouts else 0.0,
+            "tool_calls_mean": (
+                fmean(len(r.episode.tool_calls) for r in rollouts) if rollouts else 0.0
+            ),
+            "tool_call_errors": sum(
+                1 for r in rollouts for call in r.episode.tool_calls if "error" in call
+            ),
             "importance_ratio_mean": info["importance_ratio_mean"],
             "kl_sampler_trainer": info["kl_sampler_trainer"],
             "sampler_lag": batch.step - batch.sampler_version,
