@@ -13,13 +13,13 @@ from rl_verifier.contracts import Completion, Task, Verdict
 from rl_verifier.hookspecs import hookimpl
 from rl_verifier.verifier import Verifier, VerifierConfig
 
+PUNCTUATION = str.maketrans("", "", string.punctuation)
+ARTICLES = re.compile(r"\b(a|an|the)\b")
+
 
 def normalise_answer(text: str) -> str:
-    """Lowercase, drop punctuation and English articles, collapse whitespace."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
+    """Lowercase, drop punctuation and English articles, collapse whitespace (SQuAD)."""
+    return " ".join(ARTICLES.sub(" ", text.lower().translate(PUNCTUATION)).split())
 
 
 class ExactMatchConfig(VerifierConfig):

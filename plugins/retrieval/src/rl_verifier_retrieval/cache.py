@@ -1,0 +1,59 @@
+"""Corpus indexes cached on disk, keyed by the corpus file's content hash and settings."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from rl_verifier.errors import UserError
+from rl_verifier_retrieval.index import BM25Index, load_corpus, resolve_backend
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise UserError(f"cannot read corpus {path}: {exc.strerror or exc}") from None
+    return digest.hexdigest()
+
+
+def cache_key(path: Path, backend: str, k1: float, b: float) -> str:
+    settings = f"{resolve_backend(backend)}-k1={k1}-b={b}"
+    return hashlib.sha256(f"{file_digest(path)}|{settings}".encode()).hexdigest()[:20]
+
+
+def open_corpus_index(
+    corpus: Path,
+    cache_dir: Path | None = None,
+    backend: str = "auto",
+    k1: float = 1.5,
+    b: float = 0.75,
+) -> BM25Index:
+    """Load the cached index of ``corpus``, building and saving it on first use.
+
+    The default cache is ``.rlv-bm25/`` beside the corpus. Writes go to a temporary folder
+    renamed into place, so concurrent workers never read half an index.
+    """
+    corpus = Path(corpus)
+    root = Path(cache_dir) if cache_dir is not None else corpus.parent / ".rlv-bm25"
+    target = root / f"{corpus.stem}-{cache_key(corpus, backend, k1, b)}"
+    if (target / "meta.json").exists():
+        return BM25Index.load(target)
+    index = BM25Index.build(load_corpus(corpus), backend, k1, b)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
+        index.save(staging)
+        try:
+            os.replace(staging, target)
+        except OSError:  # another worker won the race
+            shutil.rmtree(staging, ignore_errors=True)
+    except OSError:
+        return index  # read-only location: work from memory
+    return index

@@ -1,0 +1,257 @@
+"""The ``retrieval`` verifier: a correct answer, backed by citations of real, supporting docs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.errors import UserError
+from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier_retrieval.answers import exact_match, token_f1
+from rl_verifier_retrieval.cache import open_corpus_index
+from rl_verifier_retrieval.citations import parse_citations, strip_citations
+from rl_verifier_retrieval.corpus import Document, inline_documents
+from rl_verifier_retrieval.index import BM25Index
+from rl_verifier_retrieval.metrics import Weights, citation_scores
+from rl_verifier_retrieval.support import (
+    Entailment,
+    contains_answer,
+    load_entailment,
+    overlap_support,
+)
+
+
+class RetrievalConfig(VerifierConfig):
+    """Settings of the ``retrieval`` verifier."""
+
+    corpus: str | None = Field(
+        default=None,
+        description="JSONL corpus ({id,title?,text} or Search-R1 {id,contents}) that citations "
+        "may name; indexed once and cached by content hash. Tasks may instead carry their "
+        "own docs (reference.docs or metadata.docs).",
+    )
+    cache_dir: str | None = Field(
+        default=None, description="Where corpus indexes are cached; default .rlv-bm25/ beside it."
+    )
+    backend: Literal["auto", "bm25s", "rank_bm25"] = Field(
+        default="auto", description="BM25 backend for the corpus index (same scores either way)."
+    )
+    answer_pattern: str | None = Field(
+        default=None,
+        description="Regex whose first group is the answer; invalid when it does not match. "
+        "Default: the whole completion with citation markers removed.",
+    )
+    answer_match: Literal["exact", "f1"] = Field(
+        default="exact", description="exact: SQuAD exact match; f1: SQuAD token F1."
+    )
+    citation_pattern: str | None = Field(
+        default=None,
+        description="Extra citation regex whose first group (or whole match) is a document id; "
+        "read besides [d1], [1] and [doc:ID].",
+    )
+    max_citations: int = Field(
+        default=10,
+        ge=1,
+        description="Distinct citations that can earn credit; more still count against "
+        "precision and hallucinated share.",
+    )
+    support_check: Literal["contains", "bm25_overlap"] = Field(
+        default="contains",
+        description="Without reference.support: a cited doc supports when it contains a gold "
+        "answer (contains) or enough of its idf-weighted tokens (bm25_overlap).",
+    )
+    overlap_threshold: float = Field(
+        default=0.5, gt=0.0, le=1.0, description="Share needed by support_check=bm25_overlap."
+    )
+    entailment: str | None = Field(
+        default=None,
+        description="'module:function(doc_text, answer_sentence) -> bool' deciding support "
+        "when no reference.support is given; overrides support_check.",
+    )
+    answer_weight: float = Field(default=0.6, ge=0.0, description="Weight of answer correctness.")
+    citation_weight: float = Field(default=0.4, ge=0.0, description="Weight of citation F1.")
+    hallucination_penalty: float = Field(
+        default=0.5, ge=0.0, description="Penalty per unit of hallucinated-citation share."
+    )
+
+    @field_validator("answer_pattern", "citation_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regex: {exc}") from None
+        return value
+
+
+class ReferenceProblem(ValueError):
+    """The task's reference cannot be used: a task problem, not the model's."""
+
+
+class RetrievalVerifier(Verifier):
+    """Answer correctness plus citation precision/recall against a corpus or inline docs."""
+
+    name = "retrieval"
+    description = (
+        "Reward 0.6·answer + 0.4·citation F1 − 0.5·hallucinated-citation share, in [0, 1]; "
+        "citations [d1], [1], [doc:ID] checked against reference.support or doc content."
+    )
+    Config = RetrievalConfig
+    reward_range = (0.0, 1.0)
+    deterministic = True
+    default_timeout_s = 10.0
+
+    def __init__(self, config: VerifierConfig | Mapping[str, Any] | None = None) -> None:
+        super().__init__(config)
+        s = self.settings
+        self.answer_re = re.compile(s.answer_pattern, re.DOTALL) if s.answer_pattern else None
+        self.citation_re = re.compile(s.citation_pattern) if s.citation_pattern else None
+        self.weights = Weights(s.answer_weight, s.citation_weight, s.hallucination_penalty)
+        self.index: BM25Index | None = None
+        self.entails: Entailment | None = None
+
+    @property
+    def settings(self) -> RetrievalConfig:
+        config = self.config
+        assert isinstance(config, RetrievalConfig)
+        return config
+
+    async def open(self) -> None:
+        self.prepare()
+
+    def prepare(self) -> None:
+        """Load the corpus index and entailment hook (once)."""
+        s = self.settings
+        if s.corpus is not None and self.index is None:
+            cache = Path(s.cache_dir) if s.cache_dir else None
+            self.index = open_corpus_index(Path(s.corpus), cache, s.backend)
+        if s.entailment is not None and self.entails is None:
+            self.entails = load_entailment(s.entailment)
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        self.prepare()
+        try:
+            golds, support, docs = read_reference(task)
+        except ReferenceProblem as exc:
+            return Verdict.failed(f"task {task.id}: {exc}")
+        text = completion.text()
+        if not text.strip():
+            return Verdict.invalid("empty output")
+        answer = self.extract_answer(text)
+        if answer is None:
+            return Verdict.invalid("no answer matching answer_pattern")
+        if not answer.strip():
+            return Verdict.invalid("no answer besides citations")
+        return self.judge(text, answer, golds, support, docs)
+
+    def extract_answer(self, text: str) -> str | None:
+        span = text
+        if self.answer_re is not None:
+            match = self.answer_re.search(text)
+            if match is None:
+                return None
+            span = match.group(1) if self.answer_re.groups else match.group(0)
+        return strip_citations(span, self.citation_re)
+
+    def judge(
+        self,
+        text: str,
+        answer: str,
+        golds: list[str],
+        support: set[str] | None,
+        docs: list[Document],
+    ) -> Verdict:
+        s = self.settings
+        match = exact_match if s.answer_match == "exact" else token_f1
+        correct = match(answer, golds)
+        local = {doc.id: doc for doc in docs}
+        cited = parse_citations(text, [doc.id for doc in docs], self.citation_re)
+        lookup = self.lookup(local)
+        supports = self.support_rule(answer, golds, docs)
+        scores = citation_scores(
+            cited.ids,
+            s.max_citations,
+            exists=lambda doc_id: lookup(doc_id) is not None,
+            supports=lambda doc_id: supports(lookup(doc_id)),
+            support=support,
+        )
+        reward = self.weights.reward(correct, scores.f1, scores.hallucinated_share)
+        components = {
+            "answer": correct,
+            "citation_precision": scores.precision,
+            "citation_recall": scores.recall,
+            "citation_f1": scores.f1,
+            "hallucinated_share": scores.hallucinated_share,
+        }
+        return Verdict.ok(
+            reward,
+            components,
+            answer=" ".join(answer.split())[:200],
+            cited=list(cited.ids[:50]),
+            citations=len(cited.ids),
+            over_cap=max(0, len(cited.ids) - s.max_citations),
+        )
+
+    def lookup(self, local: dict[str, Document]) -> Callable[[str], Document | None]:
+        index = self.index
+
+        def find(doc_id: str) -> Document | None:
+            doc = local.get(doc_id)
+            if doc is None and index is not None:
+                doc = index.get(doc_id)
+            return doc
+
+        return find
+
+    def support_rule(
+        self, answer: str, golds: list[str], pool: list[Document]
+    ) -> Callable[[Document | None], bool]:
+        entails, s = self.entails, self.settings
+
+        def supports(doc: Document | None) -> bool:
+            if doc is None:
+                return False
+            if entails is not None:
+                return bool(entails(doc.indexed_text, " ".join(answer.split())))
+            if s.support_check == "bm25_overlap":
+                return overlap_support(doc, golds, pool or [doc], s.overlap_threshold)
+            return contains_answer(doc, golds)
+
+        return supports
+
+
+def read_reference(task: Task) -> tuple[list[str], set[str] | None, list[Document]]:
+    """Gold answers, the support set (None when not given) and the task's own docs."""
+    ref = task.reference
+    golds = ref.get("answers", ref.get("answer"))
+    if isinstance(golds, str):
+        golds = [golds]
+    if not isinstance(golds, list) or not golds or not all(isinstance(g, str) for g in golds):
+        raise ReferenceProblem("reference.answers must be a non-empty list of strings")
+    support = ref.get("support")
+    if support is not None and (
+        not isinstance(support, list) or not all(isinstance(d, str | int) for d in support)
+    ):
+        raise ReferenceProblem("reference.support must be a list of document ids")
+    rows = ref.get("docs", task.metadata.get("docs", []))
+    if not isinstance(rows, list):
+        raise ReferenceProblem("docs must be a list")
+    try:
+        docs = inline_documents(rows, "docs")
+    except UserError as exc:
+        raise ReferenceProblem(str(exc)) from None
+    support_ids = {support_id(d, docs) for d in support} if support else None
+    return golds, support_ids, docs
+
+
+def support_id(entry: str | int, docs: Sequence[Document]) -> str:
+    """A support entry as a doc id: an int (ALCE) is 1-indexed into the task's docs."""
+    if isinstance(entry, int) and 1 <= entry <= len(docs):
+        return docs[entry - 1].id
+    return str(entry)

@@ -1,0 +1,1 @@
+"""BFCL-style AST checking of function-call outputs, implemented from its published rules."""

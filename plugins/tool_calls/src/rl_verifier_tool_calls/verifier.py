@@ -1,0 +1,70 @@
+"""The ``tool_calls`` verifier: scores tool-use trajectories, or BFCL function-call outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rl_verifier.builtin import reference_answers
+from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.verifier import Verifier
+from rl_verifier_tool_calls.bfcl.score import BfclTaskError, score_bfcl
+from rl_verifier_tool_calls.config import ToolCallsConfig
+from rl_verifier_tool_calls.schema import ToolSpecError, tool_validators
+from rl_verifier_tool_calls.scoring import Outcome, reward_bounds, score_trajectory
+from rl_verifier_tool_calls.trajectory import read_trajectory
+
+
+class ToolCallsVerifier(Verifier):
+    """Scores tool use: legal calls, cited ids that tools returned, few calls, right answer."""
+
+    name = "tool_calls"
+    description = (
+        "Tool-use trajectories (Hermes/Qwen <tool_call> or OpenAI tool_calls): answer "
+        "correctness, citation validity, call legality against JSON Schemas and thrift; "
+        "or BFCL AST checking of function-call outputs (mode: bfcl)."
+    )
+    Config = ToolCallsConfig
+    reward_range = (-0.5, 1.0)
+    deterministic = True
+    default_timeout_s = 5.0
+
+    @property
+    def settings(self) -> ToolCallsConfig:
+        """``config``, typed."""
+        config = self.config
+        assert isinstance(config, ToolCallsConfig)
+        return config
+
+    def bounds(self) -> tuple[float, float]:
+        low, high = (0.0, 1.0) if self.settings.mode == "bfcl" else reward_bounds(self.settings)
+        penalty = self.settings.invalid_penalty
+        return (min(low, penalty), max(high, penalty))
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        trajectory = read_trajectory(completion.completion)
+        if trajectory.empty:
+            return Verdict.invalid("empty output: no assistant text and no tool call")
+        try:
+            outcome = self._score(task, trajectory)
+        except (ToolSpecError, BfclTaskError) as exc:
+            return Verdict.failed(f"task {task.id!r}: {exc}")
+        if outcome is None:
+            return Verdict.failed(f"task {task.id!r}: reference has no 'answers' or 'answer'")
+        return Verdict.ok(outcome.reward, outcome.components, **outcome.info)
+
+    def _score(self, task: Task, trajectory: Any) -> Outcome | None:
+        if self.settings.mode == "bfcl":
+            return score_bfcl(trajectory, task.reference)
+        gold = reference_answers(task.reference)
+        if not gold:
+            return None
+        tools = tool_validators([*task_tools(task), *self.settings.tools])
+        return score_trajectory(trajectory, tools, gold, self.settings)
+
+
+def task_tools(task: Task) -> list[Any]:
+    """Tools the task declares in ``reference.tools`` or ``metadata.tools``."""
+    tools = task.reference.get("tools", task.metadata.get("tools", []))
+    if not isinstance(tools, list):
+        raise ToolSpecError("the task's 'tools' must be a list of tool declarations")
+    return tools
