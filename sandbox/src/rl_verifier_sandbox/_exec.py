@@ -11,7 +11,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rl_verifier_sandbox.api import Limits
+from rl_verifier_sandbox._result import make_result
+from rl_verifier_sandbox.api import Limits, Result
 
 OUTPUT_KILL_FACTOR = 8  # keep draining up to this many times the cap, then kill the job
 OUTPUT_KILL_MIN = 8 << 20
@@ -41,6 +42,22 @@ class Outcome:
     output_killed: bool
     wall_s: float
     cpu_s: float
+
+    def result(self, limits: Limits, *, shell_style: bool) -> Result:
+        """The shared ``Result`` for this outcome."""
+        return make_result(
+            self.status,
+            stdout=bytes(self.stdout.data),
+            stderr=bytes(self.stderr.data),
+            stdout_truncated=self.stdout.truncated,
+            stderr_truncated=self.stderr.truncated,
+            timed_out=self.timed_out,
+            output_killed=self.output_killed,
+            wall_s=self.wall_s,
+            cpu_s=self.cpu_s,
+            limits=limits,
+            shell_style=shell_style,
+        )
 
 
 def kill_output_threshold(cap: int) -> int:

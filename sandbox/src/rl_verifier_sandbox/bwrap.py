@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from rl_verifier_sandbox import pyenv
 from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import BadJob, as_bytes, parent_dirs, safe_relpath
-from rl_verifier_sandbox._result import make_result
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
 from rl_verifier_sandbox.slots import UidSlots
 
@@ -194,19 +193,7 @@ class BwrapSandbox(Sandbox):
                     out = run_capped(argv, job.limits, stdin=job.stdin, env={}, pass_fds=fds)
             except BadJob as exc:
                 return bad_job_result(str(exc))
-        return make_result(
-            out.status,
-            stdout=bytes(out.stdout.data),
-            stderr=bytes(out.stderr.data),
-            stdout_truncated=out.stdout.truncated,
-            stderr_truncated=out.stderr.truncated,
-            timed_out=out.timed_out,
-            output_killed=out.output_killed,
-            wall_s=out.wall_s,
-            cpu_s=out.cpu_s,
-            limits=job.limits,
-            shell_style=True,
-        )
+        return out.result(job.limits, shell_style=True)
 
     def python_pool(self, size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:
         """A warm fork-server pool for Python jobs (same ``run(Job) -> Result``)."""

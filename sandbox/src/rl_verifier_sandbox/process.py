@@ -10,7 +10,6 @@ import tempfile
 
 from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
-from rl_verifier_sandbox._result import make_result
 from rl_verifier_sandbox.api import Job, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BASE_ENV, bad_job_result, rlimit_args
 
@@ -56,16 +55,4 @@ class ProcessSandbox(Sandbox):
             )
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        return make_result(
-            out.status,
-            stdout=bytes(out.stdout.data),
-            stderr=bytes(out.stderr.data),
-            stdout_truncated=out.stdout.truncated,
-            stderr_truncated=out.stderr.truncated,
-            timed_out=out.timed_out,
-            output_killed=out.output_killed,
-            wall_s=out.wall_s,
-            cpu_s=out.cpu_s,
-            limits=job.limits,
-            shell_style=False,
-        )
+        return out.result(job.limits, shell_style=False)
