@@ -1,0 +1,121 @@
+"""Throughput and latency of the ``lean`` verifier, with and without environment reuse.
+
+"reuse": a pool of REPLs (one per CPU by default), each loading the header once and
+checking every proof against that environment. "fresh": ``max_uses=1``, so every proof
+starts a new REPL and loads the header again (what a per-file `lean` run costs).
+
+Runs against the fake REPL of the test suite (header load simulated by
+``--fake-header-s``; Mathlib's real import takes seconds) and, where `lake` and the REPL
+are installed (`rlv lean doctor`), against real Lean on the ``lean-example`` tasks.
+
+Run: .venv/bin/python benchmarks/lean_proofs.py [--proofs N] [--pool P] [--fake-header-s S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rl_verifier.contracts import Completion, Task
+from rl_verifier_lean.config import LeanConfig
+from rl_verifier_lean.locate import LeanMissing, repl_command
+from rl_verifier_lean.tasks import example_proof, example_tasks
+from rl_verifier_lean.verifier import LeanVerifier
+
+FAKE = Path(__file__).resolve().parents[1] / "plugins" / "lean" / "tests" / "fake_repl.py"
+
+
+async def run(
+    config: dict[str, Any], items: list[tuple[Task, Completion]], sequential: bool = False
+) -> dict[str, float]:
+    """Check ``items`` all at once (throughput) or one after another (latency alone)."""
+    verifier = LeanVerifier(config)
+    latencies: list[float] = []
+
+    async def one(task: Task, completion: Completion) -> None:
+        start = time.perf_counter()
+        verdict = await verifier.verify(task, completion)
+        latencies.append(time.perf_counter() - start)
+        assert verdict.reward == 1.0, verdict
+
+    start = time.perf_counter()
+    try:
+        if sequential:
+            for t, c in items:
+                await one(t, c)
+        else:
+            await asyncio.gather(*(one(t, c) for t, c in items))
+    finally:
+        await verifier.close()
+    wall = time.perf_counter() - start
+    latencies.sort()
+    cpus = min(int(config["pool_size"]), os.cpu_count() or 1)
+    return {
+        "proofs_per_s": len(items) / wall,
+        "proofs_per_s_per_cpu": len(items) / wall / cpus,
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p90_ms": 1000 * latencies[int(0.9 * (len(latencies) - 1))],
+        "wall_s": wall,
+    }
+
+
+def workload(n: int) -> list[tuple[Task, Completion]]:
+    tasks = example_tasks()
+    items = []
+    for i in range(n):
+        task = tasks[i % len(tasks)]
+        text = f"```lean\n{example_proof(task.id)}\n```"
+        items.append((task, Completion(task_id=task.id, completion=text)))
+    return items
+
+
+def report(label: str, figures: dict[str, float]) -> None:
+    print(
+        f"{label:<20} {figures['proofs_per_s']:8.1f} proofs/s  "
+        f"{figures['proofs_per_s_per_cpu']:8.1f} /s/CPU  "
+        f"p50 {figures['p50_ms']:8.1f} ms  p90 {figures['p90_ms']:8.1f} ms  "
+        f"({figures['wall_s']:.2f} s)"
+    )
+
+
+def backends(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    fake_cmd = ["env", f"FAKE_REPL_HEADER_S={args.fake_header_s}", sys.executable, str(FAKE)]
+    found: list[tuple[str, dict[str, Any]]] = [("fake", {"repl_command": fake_cmd})]
+    try:
+        repl_command(LeanConfig())
+        found.append(("lean", {}))
+    except LeanMissing:
+        print("real Lean: not installed here (see `rlv lean doctor`); fake REPL only")
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--proofs", type=int, default=200)
+    parser.add_argument("--fresh-proofs", type=int, default=20)
+    parser.add_argument("--pool", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--fake-header-s", type=float, default=0.2)
+    args = parser.parse_args()
+    print(f"pool size {args.pool}, {os.cpu_count()} CPUs")
+    for name, extra in backends(args):
+        base = {"pool_size": args.pool, "timeout_s": 900, "proof_timeout_s": 600, **extra}
+        reuse = asyncio.run(run(base, workload(args.proofs)))
+        report(f"{name} reuse ({args.proofs})", reuse)
+        fresh = asyncio.run(run({**base, "max_uses": 1}, workload(args.fresh_proofs)))
+        report(f"{name} fresh ({args.fresh_proofs})", fresh)
+        alone = {**base, "pool_size": 1}
+        report(f"{name} reuse, 1 by 1", asyncio.run(run(alone, workload(20), True)))
+        report(
+            f"{name} fresh, 1 by 1", asyncio.run(run({**alone, "max_uses": 1}, workload(10), True))
+        )
+        print(f"{name}: reuse is {reuse['proofs_per_s'] / fresh['proofs_per_s']:.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Settings of the ``lean`` verifier."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field
+
+from rl_verifier.verifier import VerifierConfig
+from rl_verifier_lean.screen import DEFAULT_BANNED
+
+DEFAULT_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
+
+
+class LeanConfig(VerifierConfig):
+    mode: Literal["auto", "proof", "full_file"] = Field(
+        default="auto",
+        description="proof: the completion is what follows ':='; full_file: a whole file "
+        "restating the theorem; auto: full_file when the block has a theorem keyword.",
+    )
+    backend: Literal["repl", "file"] = Field(
+        default="repl", description="repl: pooled Lean REPL; file: `lake env lean --json`."
+    )
+    repl_command: list[str] | None = Field(
+        default=None,
+        description="Command starting the REPL; default: `repl` on PATH, else `lake exe repl` "
+        "in `project`.",
+    )
+    project: str | None = Field(
+        default=None, description="Lake project with Mathlib and the REPL (env RLV_LEAN_PROJECT)."
+    )
+    banned: list[str] = Field(default_factory=lambda: list(DEFAULT_BANNED))
+    static_screen: bool = Field(default=True, description="Reject banned tokens before Lean.")
+    allowed_axioms: list[str] = Field(default_factory=lambda: list(DEFAULT_AXIOMS))
+    pool_size: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    max_uses: int = Field(default=200, ge=1, description="Recycle a REPL after this many proofs.")
+    memory_mb: int = Field(default=8192, ge=64, description="RLIMIT_AS of each Lean process.")
+    max_rss_mb: int | None = Field(
+        default=None, ge=64, description="Recycle a REPL whose resident memory exceeds this."
+    )
+    proof_timeout_s: float = Field(default=60.0, gt=0, description="Deadline of one proof.")
+    header_timeout_s: float = Field(default=600.0, gt=0, description="Deadline of the header.")
+
+    def project_dir(self) -> str | None:
+        return self.project or os.environ.get("RLV_LEAN_PROJECT") or None

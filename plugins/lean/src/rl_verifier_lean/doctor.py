@@ -1,0 +1,99 @@
+"""`rlv lean doctor`: what Lean tooling is present, and what to install when it is not."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from rl_verifier_lean.config import LeanConfig
+from rl_verifier_lean.locate import INSTALL_ELAN, LeanMissing, repl_command, which
+
+
+def version(argv: list[str], cwd: str | None = None) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"failed: {exc}"
+    return (
+        (done.stdout or done.stderr).strip().splitlines()[0] if done.stdout or done.stderr else ""
+    )
+
+
+def mathlib_in(project: str) -> bool:
+    manifest = Path(project) / "lake-manifest.json"
+    return manifest.is_file() and '"mathlib"' in manifest.read_text(errors="replace")
+
+
+def run_doctor(config: LeanConfig) -> dict[str, Any]:
+    checks: list[dict[str, Any]] = []
+
+    def add(name: str, ok: bool, detail: str, fix: str = "") -> None:
+        checks.append({"name": name, "ok": ok, "detail": detail, "fix": "" if ok else fix})
+
+    elan, lean, lake = which("elan"), which("lean"), which("lake")
+    add("elan", bool(elan), elan or "not found", f"install elan: {INSTALL_ELAN}")
+    add(
+        "lean",
+        bool(lean),
+        version([lean, "--version"]) if lean else "not found",
+        "install a toolchain: `elan default leanprover/lean4:stable` (or let a project's "
+        "lean-toolchain pick one)",
+    )
+    add(
+        "lake",
+        bool(lake),
+        version([lake, "--version"]) if lake else "not found",
+        "lake comes with the Lean toolchain (install elan)",
+    )
+    project = config.project_dir()
+    if project:
+        exists = Path(project).is_dir()
+        add(
+            "project",
+            exists,
+            project,
+            "create it: `lake new leanproj math` and point "
+            "RLV_LEAN_PROJECT (or config `project`) at it",
+        )
+        add(
+            "mathlib",
+            exists and mathlib_in(project),
+            "in lake-manifest.json" if exists and mathlib_in(project) else "not in the project",
+            'add `require mathlib from git "https://github.com/leanprover-community/mathlib4"` '
+            "to the lakefile, then `lake update && lake exe cache get`",
+        )
+    else:
+        add(
+            "project",
+            False,
+            "RLV_LEAN_PROJECT / config `project` not set",
+            "set RLV_LEAN_PROJECT to a Lake project with Mathlib and the REPL",
+        )
+        add(
+            "mathlib",
+            False,
+            "unknown (no project)",
+            "`lake +leanprover-community/mathlib4:lean-toolchain new leanproj math && "
+            "cd leanproj && lake exe cache get`",
+        )
+    try:
+        argv, cwd = repl_command(config)
+        add("repl", True, " ".join(argv) + (f" (in {cwd})" if cwd else ""))
+    except LeanMissing as exc:
+        add("repl", False, "not found", str(exc))
+    return {
+        "ok": all(c["ok"] for c in checks if c["name"] in ("lean", "lake", "repl")),
+        "checks": checks,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    lines = []
+    for check in report["checks"]:
+        mark = "ok" if check["ok"] else "no"
+        lines.append(f"  {mark}  {check['name']:<8} {check['detail']}")
+        if check["fix"]:
+            lines.append(f"        fix: {check['fix']}")
+    lines.append("ready" if report["ok"] else "NOT READY: Lean samples will be scored 'error'")
+    return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""Entry point: the ``lean`` verifier, ``rlv lean doctor`` and the ``lean-example`` tasks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from rl_verifier.contracts import Task
+from rl_verifier.hookspecs import hookimpl
+from rl_verifier.verifier import Verifier
+from rl_verifier_lean.tasks import example_tasks
+from rl_verifier_lean.verifier import LeanVerifier
+
+
+@hookimpl
+def register_verifiers(register: Callable[[type[Verifier]], None]) -> None:
+    register(LeanVerifier)
+
+
+@hookimpl
+def register_task_sets(register: Callable[[str, Callable[[], list[Task]]], None]) -> None:
+    register("lean-example", example_tasks)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    cli.add_command(lean)
+
+
+@click.group()
+def lean() -> None:
+    """Lean 4 proof checking."""
+
+
+@lean.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--project", help="Lake project with Mathlib and the REPL (or RLV_LEAN_PROJECT).")
+def doctor(as_json: bool, project: str | None) -> None:
+    """Find lean, lake, the REPL and Mathlib; say what to install when missing."""
+    from rl_verifier_lean.config import LeanConfig
+    from rl_verifier_lean.doctor import format_report, run_doctor
+
+    report = run_doctor(LeanConfig(project=project))
+    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

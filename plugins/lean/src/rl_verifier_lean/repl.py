@@ -1,0 +1,119 @@
+"""One Lean REPL process (leanprover-community/repl JSON protocol).
+
+Requests are one JSON object followed by a blank line; responses are (pretty-printed,
+possibly multi-line) JSON objects followed by a blank line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import signal
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+READ_LIMIT = 64 * 1024 * 1024
+
+
+class ReplDied(Exception):
+    """The REPL exited, closed its output, or answered something unreadable."""
+
+
+class Repl:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.uses = 0
+        self.envs: dict[str, int] = {}  # header text -> env id
+        self.declared: set[str] = set()  # names earlier candidates declared on this REPL
+        self.stderr_tail: deque[str] = deque(maxlen=20)
+        self._drain = asyncio.create_task(self._drain_stderr())
+
+    @classmethod
+    async def start(cls, argv: Sequence[str], cwd: str | None, memory_mb: int) -> Repl:
+        limit = memory_mb * 1024 * 1024
+
+        def limits() -> None:  # runs in the child before exec
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=limits,
+            limit=READ_LIMIT,
+        )
+        return cls(proc)
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while line := await self.proc.stderr.readline():
+            self.stderr_tail.append(line.decode(errors="replace"))
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None
+
+    async def send(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request, one response. Raises ``ReplDied``; the caller sets deadlines."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(request).encode() + b"\n\n")
+            await self.proc.stdin.drain()
+            lines: list[bytes] = []
+            while True:
+                line = await self.proc.stdout.readline()
+                if not line:
+                    raise ReplDied(await self.death_report())
+                if line.strip():
+                    lines.append(line)
+                elif lines:
+                    break
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ReplDied(f"{type(exc).__name__}; {await self.death_report()}") from None
+        except (ValueError, asyncio.LimitOverrunError) as exc:
+            raise ReplDied(f"unreadable REPL output: {exc}") from None
+        try:
+            answer = json.loads(b"".join(lines))
+        except json.JSONDecodeError as exc:
+            raise ReplDied(f"unreadable REPL output: {exc}") from None
+        if not isinstance(answer, dict):
+            raise ReplDied("REPL answered something other than a JSON object")
+        return answer
+
+    def rss_mb(self) -> float:
+        with (
+            contextlib.suppress(OSError, ValueError),
+            open(f"/proc/{self.proc.pid}/status") as status,
+        ):
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return 0.0
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    async def death_report(self) -> str:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), 2)
+            await asyncio.wait_for(asyncio.shield(self._drain), 1)
+        code = self.proc.returncode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        tail = " | ".join("".join(self.stderr_tail).strip().splitlines()[-3:])
+        memory = " (out of memory)" if "out of memory" in tail.lower() else ""
+        return f"Lean REPL died ({how}){memory}" + (f": {tail}" if tail else "")
+
+    async def close(self) -> None:
+        self.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait(), 5)
+        self._drain.cancel()

@@ -1,0 +1,130 @@
+"""The ``lean`` verifier: static screen, then the proof checked by Lean with an axiom audit."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from rl_verifier.contracts import Completion, Status, Task, Verdict
+from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier_lean.candidate import Candidate, Rejected, build, choose_mode, strip_header_lines
+from rl_verifier_lean.config import LeanConfig
+from rl_verifier_lean.filecheck import check_file
+from rl_verifier_lean.judge import judge, summarise
+from rl_verifier_lean.locate import LeanMissing, lake_command, repl_command
+from rl_verifier_lean.pool import ReplPool
+from rl_verifier_lean.repl import Repl, ReplDied
+from rl_verifier_lean.runner import HeaderFailed, ProofTimeout, Responses, check_in_pool
+from rl_verifier_lean.screen import first_banned
+from rl_verifier_lean.statement import BadReference, Statement, last_lean_block, parse_reference
+
+
+class LeanVerifier(Verifier):
+    """Lean 4 proofs: reward 1 when Lean accepts the trusted theorem with allowed axioms."""
+
+    name: ClassVar[str] = "lean"
+    Config: ClassVar[type[VerifierConfig]] = LeanConfig
+    needs_sandbox: ClassVar[bool] = False
+    default_timeout_s: ClassVar[float] = 120.0
+
+    def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
+        super().__init__(config)
+        self._pool: ReplPool | None = None
+
+    @property
+    def settings(self) -> LeanConfig:
+        assert isinstance(self.config, LeanConfig)
+        return self.config
+
+    # Lifecycle ------------------------------------------------------------------------
+
+    def pool(self) -> ReplPool:
+        if self._pool is None:
+            cfg = self.settings
+
+            async def start() -> Repl:
+                argv, cwd = repl_command(cfg)
+                return await Repl.start(argv, cwd, cfg.memory_mb)
+
+            self._pool = ReplPool(start, cfg.pool_size, cfg.max_uses, cfg.max_rss_mb)
+        return self._pool
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+
+    # Judgement ------------------------------------------------------------------------
+
+    async def verify(self, task: Task, completion: Completion) -> Verdict:
+        try:
+            statement = parse_reference(task.reference)
+        except BadReference as exc:
+            return Verdict.failed(f"bad task reference: {exc}")
+        block = last_lean_block(completion.text())
+        if block is None or not block.strip():
+            return Verdict.invalid("no ```lean block in the completion")
+        try:
+            candidate = self.prepare(statement, block)
+        except Rejected as exc:
+            return Verdict.ok(0.0, reason=exc.reason, detail=exc.detail)
+        return await self.check(statement, candidate)
+
+    def prepare(self, statement: Statement, block: str) -> Candidate:
+        """Static screen and statement handling; raises ``Rejected``."""
+        cfg = self.settings
+        mode = choose_mode(block, cfg.mode)
+        screened = strip_header_lines(block, statement.header) if mode == "full_file" else block
+        if cfg.static_screen and (token := first_banned(screened, cfg.banned)):
+            raise Rejected(f"banned:{token}", f"the completion uses '{token}'")
+        return build(statement, block, mode)
+
+    def _deadline(self) -> float:
+        return min(self.settings.proof_timeout_s, self.timeout_s * 0.9)
+
+    async def check(self, statement: Statement, candidate: Candidate) -> Verdict:
+        cfg = self.settings
+        try:
+            if cfg.backend == "file":
+                argv, cwd = lake_command(cfg)
+                responses = await check_file(
+                    argv, cwd, statement, candidate, self._deadline(), cfg.memory_mb
+                )
+            else:
+                timeouts = (cfg.header_timeout_s, self._deadline())
+                responses = await check_in_pool(self.pool(), statement, candidate, timeouts)
+        except LeanMissing as exc:
+            return Verdict.failed(str(exc))
+        except (ProofTimeout, TimeoutError) as exc:
+            return Verdict(status=Status.TIMEOUT, error=str(exc) or "Lean timed out")
+        except (ReplDied, HeaderFailed, OSError) as exc:
+            return Verdict.failed(f"{type(exc).__name__}: {exc}")
+        return self.verdict(responses, candidate)
+
+    def verdict(self, responses: Responses, candidate: Candidate) -> Verdict:
+        result = judge(
+            responses.candidate, responses.audit, candidate.audit_name, self.settings.allowed_axioms
+        )
+        info: dict[str, Any] = {"mode": candidate.mode, "axioms": result.axioms}
+        if not result.passed:
+            reason = result.reason
+            if reason == "lean_error" and uses_earlier_name(result.detail, responses):
+                reason = "isolation"  # relied on a declaration from another proof
+            info.update(reason=reason, detail=result.detail)
+            info["messages"] = summarise([responses.candidate, responses.audit])
+        return Verdict.ok(1.0 if result.passed else 0.0, **scrub(info, candidate))
+
+
+def uses_earlier_name(detail: str, responses: Responses) -> bool:
+    match = re.search(r"unknown (?:identifier|constant) '([^']+)'", detail)
+    return match is not None and match.group(1) in responses.earlier_names
+
+
+def scrub(value: Any, candidate: Candidate) -> Any:
+    """Replace the per-check nonce names, so equal checks give equal info."""
+    if isinstance(value, str):
+        return value.replace(candidate.name, "<candidate>").replace(candidate.audit_name, "<audit>")
+    if isinstance(value, list):
+        return [scrub(v, candidate) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub(v, candidate) for k, v in value.items()}
+    return value

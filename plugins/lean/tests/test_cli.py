@@ -1,0 +1,92 @@
+"""`rlv verify --verifier lean` and `rlv lean doctor` as subprocesses, without Lean."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from lean_helpers import FAKE_REPL, STATEMENT, lean, task
+
+CLI = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+
+
+def no_lean_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RLV_LEAN_PROJECT"}
+    env["PATH"] = str(Path(sys.executable).parent) + ":/usr/bin:/bin"
+    env["ELAN_HOME"] = str(tmp_path / "no-elan")
+    return env
+
+
+def run_verify(tmp_path: Path, completions: list[str], *config: str) -> list[dict[str, Any]]:
+    t = task()
+    (tmp_path / "tasks.jsonl").write_text(t.model_dump_json() + "\n")
+    (tmp_path / "completions.jsonl").write_text(
+        "".join(json.dumps({"task_id": t.id, "completion": c}) + "\n" for c in completions)
+    )
+    out = tmp_path / "scores.jsonl"
+    args = [
+        "verify",
+        "--verifier",
+        "lean",
+        "--tasks",
+        str(tmp_path / "tasks.jsonl"),
+        "--completions",
+        str(tmp_path / "completions.jsonl"),
+        "--out",
+        str(out),
+    ]
+    for pair in config:
+        args += ["--config", pair]
+    done = subprocess.run(
+        CLI + args, capture_output=True, text=True, timeout=60, env=no_lean_env(tmp_path)
+    )
+    assert out.exists(), done.stderr
+    scores = [json.loads(line) for line in out.read_text().splitlines()]
+    return sorted(scores, key=lambda s: int(s["sample_index"]))
+
+
+def test_verify_without_lean(tmp_path: Path) -> None:
+    scores = run_verify(
+        tmp_path,
+        [lean("by simp"), lean("by native_decide"), lean(f"axiom c : False\n{STATEMENT} := c")],
+    )
+    valid, native, axiom = scores
+    assert valid["status"] == "error"
+    assert "elan" in str(valid["error"]) and "rlv lean doctor" in str(valid["error"])
+    assert (native["status"], native["reward"]) == ("ok", 0.0)
+    assert native["info"]["reason"] == "banned:native_decide"
+    assert axiom["info"]["reason"] == "banned:axiom"
+
+
+def test_verify_with_fake_repl(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, FAKE_REPL])
+    scores = run_verify(
+        tmp_path, [lean("by simp"), lean("by exact bogus")], f"repl_command={command}"
+    )
+    assert [(s["status"], s["reward"]) for s in scores] == [("ok", 1.0), ("ok", 0.0)]
+
+
+def test_doctor_says_what_to_install(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*CLI, "lean", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=no_lean_env(tmp_path),
+    )
+    assert "NOT READY" in done.stdout
+    assert "elan-init.sh" in done.stdout and "lake" in done.stdout
+    assert "repl" in done.stdout and "mathlib" in done.stdout.lower()
+    done = subprocess.run(
+        [*CLI, "lean", "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=no_lean_env(tmp_path),
+    )
+    report = json.loads(done.stdout)
+    assert report["ok"] is False and {c["name"] for c in report["checks"]} >= {"lean", "repl"}

@@ -1,0 +1,66 @@
+"""The per-file backend (`lake env lean --json FILE`), with a fake `lean` printing JSON lines."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from rl_verifier_lean.candidate import build
+from rl_verifier_lean.filecheck import check_file, file_text
+from rl_verifier_lean.judge import judge
+from rl_verifier_lean.repl import ReplDied
+from rl_verifier_lean.runner import ProofTimeout
+from rl_verifier_lean.statement import parse_reference
+
+FAKE_LEAN = """
+import json, re, sys, time
+text = open(sys.argv[1]).read()
+if "FAKE_HANG" in text:
+    time.sleep(60)
+if "FAKE_CRASH" in text:
+    sys.exit(134)
+name = re.search(r"#print axioms (\\S+)", text).group(1)
+if "bogus" in text:
+    print(json.dumps({"severity": "error", "pos": {"line": 3, "column": 0},
+                      "data": "unknown identifier 'bogus'"}))
+ax = "[propext]" if "simp" in text else "[sorryAx]"
+print(json.dumps({"severity": "information", "pos": {"line": 9, "column": 0},
+                  "data": f"'{name}' depends on axioms: {ax}"}))
+"""
+
+STATEMENT = parse_reference({"statement": "theorem t (n : ℕ) : n + 0 = n", "header": "import X"})
+
+
+def run(tmp_path: Path, proof: str, timeout_s: float = 10.0) -> tuple[bool, str | None]:
+    script = tmp_path / "fake_lean.py"
+    script.write_text(FAKE_LEAN)
+    candidate = build(STATEMENT, proof, "proof")
+    responses = asyncio.run(
+        check_file(
+            [sys.executable, str(script)], str(tmp_path), STATEMENT, candidate, timeout_s, 512
+        )
+    )
+    j = judge(responses.candidate, responses.audit, candidate.audit_name, ["propext"])
+    return j.passed, j.reason
+
+
+def test_file_text_has_header_candidate_and_audit() -> None:
+    candidate = build(STATEMENT, "by simp", "proof")
+    text = file_text(STATEMENT, candidate)
+    assert text.startswith("import X") and f"#print axioms {candidate.audit_name}" in text
+
+
+def test_file_backend_verdicts(tmp_path: Path) -> None:
+    assert run(tmp_path, "by simp") == (True, None)
+    assert run(tmp_path, "by exact bogus") == (False, "lean_error")
+    assert run(tmp_path, "by decide") == (False, "sorry")
+
+
+def test_file_backend_faults(tmp_path: Path) -> None:
+    with pytest.raises(ProofTimeout):
+        run(tmp_path, "by simp FAKE_HANG", timeout_s=0.5)
+    with pytest.raises(ReplDied):
+        run(tmp_path, "by simp FAKE_CRASH")

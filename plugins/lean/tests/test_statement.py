@@ -1,0 +1,85 @@
+"""Task references, the completion's block, modes and the full-file statement check."""
+
+from __future__ import annotations
+
+import pytest
+
+from rl_verifier_lean.candidate import Rejected, build, choose_mode
+from rl_verifier_lean.statement import BadReference, last_lean_block, parse_reference
+
+MINIF2F = {
+    "name": "mathd_algebra_10",
+    "formal_statement": "theorem mathd_algebra_10 : abs ((120 : ℝ) / 100 * 30 - 130) = 94 := by\n",
+    "header": (
+        "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators"
+    ),
+}
+
+
+def test_reference_forms() -> None:
+    s = parse_reference({"statement": "theorem t (a : ℕ) : a = a", "header": "import Mathlib"})
+    assert (s.name, s.rest) == ("t", "(a : ℕ) : a = a")
+    m = parse_reference(MINIF2F)
+    assert m.name == "mathd_algebra_10" and m.rest.startswith(": abs")
+    assert m.header == MINIF2F["header"]
+    d = parse_reference({"formal_statement": "lemma x : True := by sorry"})
+    assert d.text == "theorem x : True" and d.header == "import Mathlib"
+    let = parse_reference({"statement": "theorem l : (let x := 1; x) = 1 := by\n  sorry"})
+    assert let.rest == ": (let x := 1; x) = 1"
+    with pytest.raises(BadReference):
+        parse_reference({"statement": "def x := 1"})
+    with pytest.raises(BadReference):
+        parse_reference({})
+
+
+def test_last_block() -> None:
+    text = "```lean\nfirst\n```\nthen\n```lean4\nsecond\n```"
+    assert last_lean_block(text) == "second\n"
+    assert last_lean_block("```lean\nunterminated") == "unterminated"
+    assert last_lean_block("no block") is None
+
+
+def test_modes() -> None:
+    assert choose_mode("by simp", "auto") == "proof"
+    assert choose_mode("theorem t : True := trivial", "auto") == "full_file"
+    assert choose_mode("-- theorem\nby simp", "auto") == "proof"
+    assert choose_mode("by simp", "full_file") == "full_file"
+
+
+STATEMENT = parse_reference({"statement": "theorem t (a b : ℕ) : a + b = b + a"})
+
+
+def test_proof_mode_prepends_statement() -> None:
+    c = build(STATEMENT, ":= by omega", "proof")
+    assert c.code.startswith(f"theorem {c.name} (a b : ℕ) : a + b = b + a :=\nby omega")
+    assert c.name != build(STATEMENT, "by omega", "proof").name  # fresh per check
+    assert f"{c.name} .." in c.audit(STATEMENT)
+    assert f"#print axioms {c.audit_name}" in c.audit(STATEMENT)
+
+
+def test_full_file_accepts_reformatted_statement() -> None:
+    block = (
+        "import Mathlib\nopen Nat\n/- helper -/\ntheorem  t (a b:ℕ) :\n  a + b = b + a := by omega"
+    )
+    c = build(STATEMENT, block, "full_file")
+    assert "import" not in c.code
+    assert f"theorem {c.name} (a b:ℕ)" in c.code and "by omega" in c.code
+    lemma = build(STATEMENT, "lemma t (a b : ℕ) : a + b = b + a := by omega", "auto")
+    assert lemma.code.startswith(f"theorem {lemma.name}")
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "theorem t (a b : ℕ) : a + b = a + b := rfl",  # replaced
+        "theorem t (a b : ℕ) (h : a = b) : a + b = b + a := by omega",  # weakened
+        "-- theorem t (a b : ℕ) : a + b = b + a\ntheorem u : True := trivial",  # comment
+        'def s := "theorem t (a b : ℕ) : a + b = b + a := x"\ntheorem u : True := trivial',
+        "theorem t (a b : ℕ) : a + b = b + a ∨ True := by simp",  # extended
+        "theorem other (a b : ℕ) : a + b = b + a := by omega",  # renamed
+    ],
+)
+def test_full_file_rejects_changed_statement(block: str) -> None:
+    with pytest.raises(Rejected) as info:
+        build(STATEMENT, block, "full_file")
+    assert info.value.reason == "statement_changed"
