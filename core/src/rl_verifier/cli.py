@@ -78,12 +78,13 @@ def verifiers(as_json: bool) -> None:
 @click.option("--out", "out_path", required=True, type=click.Path(path_type=Path))
 @click.option(
     "--executor",
-    type=click.Choice(["process", "inline"]),
+    type=click.Choice(["process", "inline", "ray"]),
     default="process",
     show_default=True,
-    help="process: killable workers; inline: this process.",
+    help="process: killable workers; inline: this process; ray: Ray actors.",
 )
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes [default: cores].")
+@click.option("--ray-address", help="Ray cluster to join (--executor ray) [default: start one].")
 @click.option("--summary-json", type=click.Path(path_type=Path), help="Also write the summary.")
 def verify(
     spec: str | None,
@@ -94,6 +95,7 @@ def verify(
     out_path: Path,
     executor: str,
     workers: int | None,
+    ray_address: str | None,
     summary_json: Path | None,
 ) -> None:
     """Score every completion and write one score row per completion."""
@@ -113,7 +115,8 @@ def verify(
             out.flush()
             bar.update(1)
 
-        result = asyncio.run(score_batch(jobs, make_executor(executor, workers), write))  # type: ignore[arg-type]
+        chosen = make_executor(executor, workers, ray_address)  # type: ignore[arg-type]
+        result = asyncio.run(score_batch(jobs, chosen, write))
     summary = summarise(result.scores, result.metrics)
     summary["verifier"] = sorted({reward.ref.name for reward, _ in jobs})
     click.echo(format_summary(summary, out_path))

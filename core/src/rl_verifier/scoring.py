@@ -11,12 +11,19 @@ from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.reward import Reward
 
-ExecutorKind = Literal["process", "inline"]
+ExecutorKind = Literal["process", "inline", "ray"]
 
 
-def make_executor(kind: ExecutorKind = "process", workers: int | None = None) -> Executor:
+def make_executor(
+    kind: ExecutorKind = "process", workers: int | None = None, address: str | None = None
+) -> Executor:
+    """``address`` (ray only) joins a Ray cluster; without it Ray starts locally."""
     if kind == "inline":
         return InlineExecutor(workers)
+    if kind == "ray":
+        from rl_verifier.ray_executor import RayExecutor
+
+        return RayExecutor(address=address, workers=workers)
     return ProcessExecutor(workers)
 
 

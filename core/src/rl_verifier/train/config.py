@@ -73,7 +73,10 @@ class TrainConfig(BaseModel):
     )
     warmup_steps: int = Field(default=0, ge=0)
     warmup_learning_rate: float | None = Field(default=None, gt=0)
-    executor: Literal["process", "inline"] = "process"
+    executor: Literal["process", "inline", "ray"] = "process"
+    ray_address: str | None = Field(
+        default=None, description="Ray cluster for executor='ray' (none: start one locally)."
+    )
     workers: int | None = Field(default=None, ge=1)
     samples_logged_per_step: int = Field(default=4, ge=0)
 

@@ -421,7 +421,7 @@ class Trainer:
         sampler = await self.training.save_weights_and_get_sampling_client()
         await self.board.publish(start, sampler)
         queue: asyncio.Queue[Batch] = asyncio.Queue(maxsize=max(1, self.config.sampling_ahead))
-        executor = make_executor(self.config.executor, self.config.workers)
+        executor = make_executor(self.config.executor, self.config.workers, self.config.ray_address)
         async with executor:
             engine = ScoringEngine(executor)
             producer = asyncio.create_task(self.produce(engine, start, queue))

@@ -1,0 +1,297 @@
+"""Run verifiers on a Ray cluster, with the same verdicts as the local process executor.
+
+Each configured verifier gets a small pool of Ray actors (``workers`` of them, spread
+over the cluster's nodes, created lazily). An actor loads the verifier class by its
+``module:qualname`` path, builds it from the config dict, calls ``open()`` once and
+keeps it for every later sample, so expensive state (an index, a Lean environment) is
+paid for once per actor. Stateless verifiers use actors too, for one code path.
+
+Tasks and completions travel as plain dicts, verdicts come back as dicts. Every await
+on Ray has a deadline: a sample past ``timeout_s`` is ``timeout`` and its actor is
+killed (so the hung work really stops) and recreated on next use; an actor that dies
+turns its sample into ``error`` with Ray's message. Each actor runs at most
+``actor_concurrency`` samples at once (one by default, as a worker process does), which
+bounds what is in flight and in the object store however large the batch.
+
+Ray is imported only when the executor starts; the core works without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from rl_verifier.contracts import Completion, Status, Task, Verdict
+from rl_verifier.errors import UserError
+from rl_verifier.executors import Executor, call_verify, class_path, describe
+from rl_verifier.verifier import Verifier
+
+CLOSE_TIMEOUT_S = 10.0
+_temp_dirs: list[str] = []  # log folders of local instances this process started
+
+
+def _import_ray() -> Any:
+    try:
+        import ray  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise UserError("the ray executor needs Ray: pip install 'rl-verifier[ray]'") from exc
+    return ray
+
+
+def local_runtime_env() -> dict[str, Any]:
+    """Environment for workers on this machine: they see this process's ``sys.path``."""
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    return {"env_vars": {"PYTHONPATH": os.pathsep.join(paths)}}
+
+
+def init_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
+    """Start a local Ray instance on 127.0.0.1 (no ``address``) or join a cluster.
+
+    Returns True when this call connected (so the caller should shut Ray down).
+    """
+    ray = _import_ray()
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        _temp_dirs.append(tempfile.mkdtemp(prefix="rlv-ray-"))
+        ray.init(
+            address=None,
+            num_cpus=num_cpus or os.cpu_count() or 1,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            _temp_dir=_temp_dirs[-1],
+            runtime_env=local_runtime_env(),
+            log_to_driver=False,
+        )
+    return True
+
+
+def shutdown_ray() -> None:
+    """Disconnect (stopping a local instance) and remove local instances' log folders."""
+    _import_ray().shutdown()
+    while _temp_dirs:
+        shutil.rmtree(_temp_dirs.pop(), ignore_errors=True)
+
+
+class VerifierHost:
+    """The actor body: one opened verifier, judging samples sent as dicts."""
+
+    def __init__(self, cls_path: str, config: dict[str, Any]) -> None:
+        self.cls_path = cls_path
+        self.config = config
+        self.verifier: Verifier | None = None
+
+    async def open(self) -> dict[str, Any]:
+        from rl_verifier.worker import load_class
+
+        try:
+            verifier = load_class(self.cls_path)(self.config)
+            await verifier.open()
+        except Exception as exc:  # noqa: BLE001 - reported to the driver
+            return {"ok": False, "error": describe(exc)}
+        self.verifier = verifier
+        return {"ok": True, "pid": os.getpid()}
+
+    async def verify(self, task: dict[str, Any], completion: dict[str, Any]) -> dict[str, Any]:
+        import traceback
+
+        assert self.verifier is not None, "open() first"
+        try:
+            verdict = await call_verify(
+                self.verifier, Task.model_validate(task), Completion.model_validate(completion)
+            )
+        except Exception as exc:  # noqa: BLE001 - every fault goes back to the driver
+            return {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()}
+        return {"ok": True, "verdict": verdict.model_dump(mode="json")}
+
+    async def close(self) -> None:
+        if self.verifier is not None:
+            await self.verifier.close()
+
+
+@dataclass
+class _Slot:
+    """One actor position in a pool; ``handle`` is None until (re)created."""
+
+    handle: Any = None
+    generation: int = 0
+    ready: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class _Pool:
+    """The actors serving one verifier configuration."""
+
+    def __init__(self, target: tuple[str, dict[str, Any]], size: int, per_actor: int) -> None:
+        self.target = target
+        self.slots = [_Slot() for _ in range(size)]
+        self.free: asyncio.Queue[int] = asyncio.Queue()
+        for _ in range(per_actor):
+            for index in range(size):
+                self.free.put_nowait(index)
+
+
+class RayExecutor(Executor):
+    """Runs verifiers in Ray actors, locally or on a cluster (``address``)."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        actor_concurrency: int = 1,
+        actor_cpus: float | None = None,
+        runtime_env: dict[str, Any] | None = None,
+        open_timeout_s: float = 600.0,
+    ) -> None:
+        self.address = address
+        self.workers = workers
+        self.actor_concurrency = actor_concurrency
+        self.actor_cpus = actor_cpus
+        self.runtime_env = runtime_env
+        self.open_timeout_s = open_timeout_s
+        self.capacity = (workers or os.cpu_count() or 1) * actor_concurrency
+        self._ray: Any = None
+        self._remote: Any = None
+        self._owns_ray = False
+        self._pools: dict[str, _Pool] = {}
+        self._slots: asyncio.Semaphore | None = None
+
+    async def start(self) -> None:
+        self._ray = _import_ray()
+        self._owns_ray = init_ray(self.address, self.workers)
+        if self.workers is None:
+            cpus = int(self._ray.cluster_resources().get("CPU", 1))
+            self.workers = max(cpus, 1)
+        self.capacity = self.workers * self.actor_concurrency
+        self._slots = asyncio.Semaphore(self.capacity)
+        self._remote = self._ray.remote(VerifierHost)
+
+    async def run(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
+        if self._ray is None:
+            await self.start()
+        assert self._slots is not None
+        try:
+            target = (class_path(type(verifier)), verifier.config.model_dump(mode="json"))
+        except UserError as exc:
+            return Verdict.failed(str(exc))
+        key = verifier.config_hash + ":" + verifier.name + ":" + target[0]
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = self._pools[key] = _Pool(target, self.workers or 1, self.actor_concurrency)
+        payload = (task.model_dump(mode="json"), completion.model_dump(mode="json"))
+        async with self._slots:
+            index = await pool.free.get()
+            try:
+                return await self._run_on(pool, pool.slots[index], verifier.timeout_s, payload)
+            except Exception as exc:  # noqa: BLE001 - run() never raises
+                return Verdict.failed(f"ray executor: {describe(exc)}")
+            finally:
+                pool.free.put_nowait(index)
+
+    async def _actor(self, pool: _Pool, slot: _Slot) -> Any:
+        """The slot's opened actor, created on first use; a Verdict if that failed."""
+        async with slot.ready:
+            if slot.handle is not None:
+                return slot.handle
+            options: dict[str, Any] = {
+                "max_concurrency": self.actor_concurrency,
+                "scheduling_strategy": "SPREAD",
+            }
+            if self.actor_cpus is not None:
+                options["num_cpus"] = self.actor_cpus
+            if self.runtime_env is not None:
+                options["runtime_env"] = self.runtime_env
+            handle = self._remote.options(**options).remote(*pool.target)
+            outcome = await self._await(handle.open.remote(), self.open_timeout_s)
+            if isinstance(outcome, Verdict) or not outcome["ok"]:
+                self._kill(handle)
+                if isinstance(outcome, Verdict):
+                    if outcome.status is Status.TIMEOUT:
+                        return Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
+                    return outcome
+                return Verdict.failed(f"open() failed: {outcome['error']}")
+            slot.handle = handle
+            return handle
+
+    async def _run_on(
+        self,
+        pool: _Pool,
+        slot: _Slot,
+        timeout_s: float,
+        payload: tuple[dict[str, Any], dict[str, Any]],
+    ) -> Verdict:
+        for _attempt in range(2):
+            handle = await self._actor(pool, slot)
+            if isinstance(handle, Verdict):
+                return handle
+            generation = slot.generation
+            outcome = await self._await(handle.verify.remote(*payload), timeout_s)
+            if isinstance(outcome, dict):
+                if not outcome["ok"]:
+                    info = {"traceback": outcome.get("traceback", "")}
+                    return Verdict.failed(outcome["error"], **info)
+                try:
+                    return Verdict.model_validate(outcome["verdict"])
+                except ValidationError as exc:
+                    return Verdict.failed(f"verify() returned a malformed verdict: {exc}")
+            assert isinstance(outcome, Verdict)
+            if slot.generation != generation and outcome.status is Status.ERROR:
+                continue  # our own kill (another sample's timeout) ended it: run it again
+            if slot.handle is handle:
+                self._kill(handle)
+                slot.handle = None
+                slot.generation += 1
+            return outcome
+        return Verdict.failed("verifier actor was restarted twice while this sample ran")
+
+    async def _await(self, ref: Any, timeout_s: float) -> Any:
+        """Await an ObjectRef; a timeout or a lost actor comes back as a Verdict."""
+        ray = self._ray
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(ref.future()), timeout_s)
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=False)
+            return Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
+        except ray.exceptions.RayActorError as exc:
+            return Verdict.failed(f"verifier actor died: {_first_line(exc)}")
+        except ray.exceptions.RayError as exc:
+            return Verdict.failed(f"ray: {_first_line(exc)}")
+
+    def _kill(self, handle: Any) -> None:
+        with contextlib.suppress(Exception):
+            self._ray.kill(handle, no_restart=True)
+
+    async def stop(self) -> None:
+        if self._ray is None:
+            return
+        handles = [s.handle for p in self._pools.values() for s in p.slots if s.handle]
+        self._pools = {}
+        if handles:
+            closing = [asyncio.wrap_future(h.close.remote().future()) for h in handles]
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    asyncio.gather(*closing, return_exceptions=True), CLOSE_TIMEOUT_S
+                )
+            for handle in handles:
+                self._kill(handle)
+        if self._owns_ray:
+            shutdown_ray()
+            self._owns_ray = False
+        self._ray = None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = " ".join(lines[:3])
+    return f"{type(exc).__name__}: {text[:500]}"
