@@ -277,6 +277,20 @@ def new_loop(
 
 
 @cli.command()
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+def builder(port: int) -> None:
+    """Serve a local page (127.0.0.1 only) that previews and downloads `rlv new` output."""
+    try:
+        from rl_verifier.web import serve
+    except ImportError as exc:
+        raise UserError(
+            f"rlv builder needs the web extra: pip install 'rl-verifier[web]' ({exc})"
+        ) from None
+    click.echo(f"rlv builder: http://127.0.0.1:{port}/")
+    serve(port)
+
+
+@cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
     """Write RUN_DIR/report.png and report.html: reward, components, statuses, time."""

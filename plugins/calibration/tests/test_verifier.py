@@ -135,3 +135,14 @@ def test_accept_narrows_where_a_forecast_may_be_written() -> None:
     for accept, statuses in expected.items():
         scores = score_once(CalibrationVerifier({"accept": accept}), [(task, t) for t in texts])
         assert [s.status for s in scores] == statuses, accept
+
+
+def test_example_task_set_is_registered_and_scorable() -> None:
+    from rl_verifier.plugins import discover
+    from rl_verifier.testing import score_once
+    from rl_verifier_calibration.verifier import CalibrationVerifier
+
+    tasks = discover().task_sets["calibration-example"].value()
+    assert len(tasks) == 32 and {t.reference["outcome"] for t in tasks} == {0, 1}
+    [score] = score_once(CalibrationVerifier(), [(tasks[0], "<probability>0.9</probability>")])
+    assert score.status.value == "ok"
