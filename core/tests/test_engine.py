@@ -122,3 +122,25 @@ def test_unloadable_class_is_reported(executor: str) -> None:
     else:
         assert score.status is Status.ERROR
         assert "cannot be loaded by a worker process" in (score.error or "")
+
+
+def test_long_lived_engine_keeps_no_scores_between_batches() -> None:
+    import asyncio
+
+    from rl_verifier.engine import Sample, ScoringEngine
+    from rl_verifier.executors import InlineExecutor
+    from rl_verifier.reward import Reward
+    from rl_verifier.testing.contract import as_completion
+
+    reward = Reward.of(Behaviour())
+    sample = Sample(TASK, as_completion(TASK, "ok 1"), 0)
+
+    async def scenario(keep: bool) -> int:
+        async with InlineExecutor() as executor:
+            engine = ScoringEngine(executor, keep_scores=keep)
+            [score] = await engine.score([(reward, sample)])
+            assert score.reward == 1.0
+            return sum(len(v) for v in engine.record.scores.values())
+
+    assert asyncio.run(scenario(True)) == 1
+    assert asyncio.run(scenario(False)) == 0

@@ -48,8 +48,13 @@ class BatchRecord:
 class ScoringEngine:
     """Scores samples through an executor, honouring each verifier's concurrency."""
 
-    def __init__(self, executor: Executor, max_in_flight: int | None = None) -> None:
+    def __init__(
+        self, executor: Executor, max_in_flight: int | None = None, keep_scores: bool = True
+    ) -> None:
+        """``keep_scores=False`` for long-lived engines (the training loop) that never ask
+        for batch metrics: nothing accumulates across batches."""
         self.executor = executor
+        self.keep_scores = keep_scores
         self.max_in_flight = max_in_flight or max(4 * executor.capacity, 16)
         self._limits: dict[int, asyncio.Semaphore] = {}
         self.record = BatchRecord()
@@ -76,7 +81,7 @@ class ScoringEngine:
         verdicts = await asyncio.gather(*(self._judge(reward.verifiers[n], sample) for n in names))
         elapsed = time.perf_counter() - start
         by_name = dict(zip(names, verdicts, strict=True))
-        for name, verdict in by_name.items():
+        for name, verdict in by_name.items() if self.keep_scores else ():
             self.record.scores.setdefault(name, []).append(
                 make_score(sample, verdict, reward.ref, elapsed)
             )

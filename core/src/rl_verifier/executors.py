@@ -128,6 +128,12 @@ def class_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+async def drain_lines(stream: asyncio.StreamReader, tail: deque[str]) -> None:
+    """Read ``stream`` to its end, keeping its last lines in ``tail`` (for error messages)."""
+    while line := await stream.readline():
+        tail.append(line.decode(errors="replace"))
+
+
 class WorkerDied(Exception):
     """The worker process ended before answering."""
 
@@ -159,8 +165,7 @@ class Worker:
 
     async def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
-        while line := await self.proc.stderr.readline():
-            self.stderr_tail.append(line.decode(errors="replace"))
+        await drain_lines(self.proc.stderr, self.stderr_tail)
 
     async def request(self, message: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None

@@ -423,7 +423,7 @@ class Trainer:
         queue: asyncio.Queue[Batch] = asyncio.Queue(maxsize=max(1, self.config.sampling_ahead))
         executor = make_executor(self.config.executor, self.config.workers, self.config.ray_address)
         async with executor:
-            engine = ScoringEngine(executor)
+            engine = ScoringEngine(executor, keep_scores=False)
             producer = asyncio.create_task(self.produce(engine, start, queue))
             try:
                 for step in range(start, self.config.steps):

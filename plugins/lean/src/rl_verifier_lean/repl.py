@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from rl_verifier.executors import drain_lines
+
 READ_LIMIT = 64 * 1024 * 1024
 
 
@@ -54,8 +56,7 @@ class Repl:
 
     async def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
-        while line := await self.proc.stderr.readline():
-            self.stderr_tail.append(line.decode(errors="replace"))
+        await drain_lines(self.proc.stderr, self.stderr_tail)
 
     @property
     def alive(self) -> bool:
