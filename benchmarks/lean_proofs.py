@@ -85,7 +85,7 @@ def report(label: str, figures: dict[str, float]) -> None:
 
 
 def backends(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
-    fake_cmd = ["env", f"FAKE_REPL_HEADER_S={args.fake_header_s}", sys.executable, str(FAKE)]
+    fake_cmd = ["python", str(FAKE), "--header-s", str(args.fake_header_s)]
     found: list[tuple[str, dict[str, Any]]] = [("fake", {"repl_command": fake_cmd})]
     try:
         repl_command(LeanConfig())

@@ -16,7 +16,11 @@ a blank line. Malformed JSON makes the process exit. Tiny scripted semantics:
 * ``FAKE_HANG`` sleeps forever, ``FAKE_CRASH`` exits 1, ``FAKE_EOF`` closes stdout,
   ``FAKE_OOM`` allocates until memory runs out then panics like Lean;
 * ``#print axioms X`` reports X's axioms in Lean's wording;
-* a command without ``env`` (a header) sleeps ``$FAKE_REPL_HEADER_S`` seconds (default 0).
+* a command without ``env`` (a header) sleeps ``--header-s`` seconds (default 0); when
+  ``LEAN_PATH`` is set, each ``import M.N`` needs ``M/N.olean`` in one of its entries, else
+  the answer carries Lean's "unknown module prefix" error;
+* ``FAKE_PROBE ["/a", ...]`` reports, as an info message, what the process sees: its uid,
+  environment variable names, network interfaces, and which of the paths it can read.
 """
 
 from __future__ import annotations
@@ -92,7 +96,41 @@ def judge_proof(
     return sorted(axioms)
 
 
+def probe(cmd: str) -> dict[str, Any]:
+    paths = json.loads(cmd.split("FAKE_PROBE", 1)[1].strip().splitlines()[0])
+    readable = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                fh.read(1)
+            readable[path] = True
+        except OSError:
+            readable[path] = False
+    with open("/proc/net/dev") as fh:
+        interfaces = sorted(line.split(":")[0].strip() for line in fh.readlines()[2:])
+    seen = {"uid": os.getuid(), "env": sorted(os.environ), "interfaces": interfaces}
+    return {**seen, "readable": readable}
+
+
+def missing_import(cmd: str) -> str | None:
+    """Lean's error for the first ``import`` not found on LEAN_PATH (None: all found)."""
+    search = [p for p in os.environ.get("LEAN_PATH", "").split(":") if p]
+    if not search:
+        return None
+    for module in re.findall(r"^import\s+(\S+)", cmd, re.M):
+        rel = module.replace(".", "/") + ".olean"
+        if not any(os.path.isfile(os.path.join(p, rel)) for p in search):
+            top = module.split(".")[0]
+            return (
+                f"unknown module prefix '{top}'\n\nNo directory '{top}' or file "
+                f"'{top}.olean' in the search path entries:\n" + "\n".join(search)
+            )
+    return None
+
+
 def run_command(cmd: str, decls: dict[str, list[str]]) -> dict[str, Any]:
+    if "FAKE_PROBE" in cmd:
+        return {"messages": [msg("info", json.dumps(probe(cmd)))]}
     if "FAKE_HANG" in cmd:
         time.sleep(3600)
     if "FAKE_CRASH" in cmd:
@@ -154,6 +192,7 @@ def respond(answer: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    header_s = float(sys.argv[sys.argv.index("--header-s") + 1]) if "--header-s" in sys.argv else 0
     buffer: list[str] = []
     for line in sys.stdin:
         if line.strip():
@@ -172,8 +211,10 @@ def main() -> None:
             continue
         decls = dict(envs[request["env"]]) if "env" in request else {}
         if "env" not in request:  # loading a header (Mathlib takes seconds for real)
-            time.sleep(float(os.environ.get("FAKE_REPL_HEADER_S", "0")))
+            time.sleep(header_s)
         answer = run_command(str(request.get("cmd", "")), decls)
+        if "env" not in request and (error := missing_import(str(request.get("cmd", "")))):
+            answer = {"messages": [msg("error", error)]}  # Lean goes on with an empty env
         envs.append(decls)
         answer = {"env": len(envs) - 1, **answer}
         if not answer["messages"]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from rl_verifier_lean.verifier import LeanVerifier
 
 FAKE_REPL = str(Path(__file__).with_name("fake_repl.py"))
 FAKE_CONFIG: dict[str, Any] = {
-    "repl_command": [sys.executable, FAKE_REPL],
+    "repl_command": ["python", FAKE_REPL],
     "pool_size": 2,
     "memory_mb": 512,
     "proof_timeout_s": 2.0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
 
 from rl_verifier.contracts import Status
+from rl_verifier_lean.procs import rss_kb
 
 
 def test_fake_speaks_the_protocol() -> None:
@@ -87,3 +89,29 @@ def test_header_error_is_an_error_not_a_zero() -> None:
     bad = task(header="import Mathlib\ntheorem h : True := bogus")
     [v] = run_all(fake_verifier(), [(bad, lean("by simp"))])
     assert v.status is Status.ERROR and "header" in (v.error or "")
+
+
+def test_rss_counts_the_whole_process_tree() -> None:
+    """The REPL's pid may be a launcher (bwrap, lake); memory is summed over its tree."""
+    verifier = fake_verifier(pool_size=1)
+
+    async def go() -> tuple[float, float, str]:
+        repl = await verifier.pool().acquire()
+        try:
+            await repl.send({"cmd": "import Mathlib"})
+            return repl.rss_mb(), rss_kb(repl.proc.pid) / 1024, repl.isolation
+        finally:
+            verifier.pool().release(repl, healthy=True)
+            await verifier.close()
+
+    tree, own, isolation = asyncio.run(go())
+    assert tree >= own > 0
+    if isolation == "bwrap":
+        assert tree - own > 5  # the interpreter below the launcher (bwrap) is counted
+
+
+def test_rss_threshold_recycles_a_big_repl() -> None:
+    verifier = fake_verifier(pool_size=1, max_rss_mb=64)
+    verifier.pool().max_rss_mb = 1  # every REPL is "too big" now (the config's floor is 64)
+    run_all(verifier, [(task(), lean("by simp"))] * 3)
+    assert verifier.pool().started == 3 and verifier.pool().retired == 3

@@ -9,7 +9,7 @@ import pytest
 
 from rl_verifier.contracts import Completion, Status
 from rl_verifier_lean.config import LeanConfig
-from rl_verifier_lean.locate import LeanMissing, repl_command, which
+from rl_verifier_lean.locate import LeanMissing, repl_launch, which
 from rl_verifier_lean.tasks import example_proof, example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
 
@@ -18,7 +18,7 @@ def _missing() -> str | None:
     if not which("lake"):
         return "lake is not installed (see `rlv lean doctor`)"
     try:
-        repl_command(LeanConfig())
+        repl_launch(LeanConfig(), sandboxed=False)
     except LeanMissing:
         return "no Lean REPL: set RLV_LEAN_PROJECT or put `repl` on PATH"
     return None

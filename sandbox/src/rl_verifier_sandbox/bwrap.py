@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import os
+import resource
 import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from rl_verifier_sandbox import pyenv
+from rl_verifier_sandbox import _hostpaths, pyenv
 from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import BadJob, as_bytes, parent_dirs, safe_relpath
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
@@ -35,19 +36,26 @@ EXTRA_PROCS = 3  # outer bwrap, bwrap's pid-1 monitor, and setpriv/prlimit exec 
 
 
 def rlimit_args(limits: Limits, *, nproc: bool) -> list[str]:
-    """``prlimit`` options for one job (the limits survive exec and the uid switch)."""
+    """``prlimit`` options for one job (the limits survive exec and the uid switch). A value
+    above this process's own hard limit is lowered to it (raising needs CAP_SYS_RESOURCE)."""
     cpu = max(1, int(limits.cpu_s + 0.999))
     args = [
         "prlimit",
         f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < 10**7 else "--cpu=unlimited",
-        f"--as={limits.memory_bytes}",
-        f"--fsize={limits.file_bytes}",
-        f"--nofile={limits.open_files}",
+        f"--as={_within_hard(resource.RLIMIT_AS, limits.memory_bytes)}",
+        f"--fsize={_within_hard(resource.RLIMIT_FSIZE, limits.file_bytes)}",
+        f"--nofile={_within_hard(resource.RLIMIT_NOFILE, limits.open_files)}",
         "--core=0",
     ]
     if nproc:
-        args.append(f"--nproc={limits.processes + EXTRA_PROCS}")
+        procs = _within_hard(resource.RLIMIT_NPROC, limits.processes + EXTRA_PROCS)
+        args.append(f"--nproc={procs}")
     return [*args, "--"]
+
+
+def _within_hard(which: int, value: int) -> int:
+    hard = resource.getrlimit(which)[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -109,6 +117,8 @@ class BwrapSandbox(Sandbox):
         fds: list[int] = []
         try:
             argv = rlimit_args(job.limits, nproc=self._root)
+            stage, host_binds = _hostpaths.binds(job.policy.readonly_paths, root=self._root)
+            argv += stage
             if self._root:
                 argv += [
                     "setpriv",
@@ -117,14 +127,19 @@ class BwrapSandbox(Sandbox):
                     "--clear-groups",
                     "--inh-caps=-all",
                 ]
-            argv += self._bwrap_args(job, uid, fds, extra_binds)
+            argv += self._bwrap_args(job, uid, fds, extra_binds, host_binds)
             yield argv, fds
         finally:
             for fd in fds:
                 os.close(fd)
 
     def _bwrap_args(
-        self, job: Job, uid: int, fds: list[int], extra_binds: tuple[tuple[str, str], ...]
+        self,
+        job: Job,
+        uid: int,
+        fds: list[int],
+        extra_binds: tuple[tuple[str, str], ...],
+        host_binds: list[str],
     ) -> list[str]:
         lim, pol = job.limits, job.policy
         args = [
@@ -158,6 +173,7 @@ class BwrapSandbox(Sandbox):
                 args += ["--ro-bind", py.host_prefix, pyenv.PREFIX_MOUNT]
         for src, dst in extra_binds:
             args += ["--ro-bind", src, dst]
+        args += host_binds
         for path, data in pol.readonly_files.items():
             if not path.startswith("/"):
                 raise BadJob(f"readonly file path must be absolute: {path!r}")

@@ -102,6 +102,8 @@ class DockerSandbox(Sandbox):
         return self._client.containers.run(**container_config(self._image, self._limits))
 
     def run(self, job: Job) -> Result:
+        if job.policy.readonly_paths:
+            return bad_job_result("the docker backend cannot show host paths (readonly_paths)")
         try:
             files = {safe_relpath(k): as_bytes(v) for k, v in job.files.items()}
         except BadJob as exc:

@@ -188,10 +188,10 @@ def _read_n(fd: int, n: int, deadline: float) -> bytes:
 class PythonPool(Sandbox):
     """``size`` warm fork servers behind the ``Sandbox`` interface (thread-safe).
 
-    Python jobs (``argv[0] == "python"``, ``policy.python``, no ``policy.readonly_files``) take
-    the fast path;
-    anything else runs on the cold bwrap backend with identical semantics. The tmpfs sizes of
-    ``/job`` and ``/tmp`` are fixed per server (``tmp_bytes``), not per job.
+    Python jobs (``argv[0] == "python"``, ``policy.python``, no ``readonly_files`` or
+    ``readonly_paths``) take the fast path; anything else runs on the cold bwrap backend with
+    identical semantics. The tmpfs sizes of ``/job`` and ``/tmp`` are fixed per server
+    (``tmp_bytes``), not per job.
     """
 
     name = "bwrap-forkserver"
@@ -210,7 +210,8 @@ class PythonPool(Sandbox):
 
     def run(self, job: Job) -> Result:
         pol = job.policy
-        if not job.argv or job.argv[0] != "python" or pol.readonly_files or not pol.python:
+        plain = not (pol.readonly_files or pol.readonly_paths)
+        if not job.argv or job.argv[0] != "python" or not plain or not pol.python:
             return self._sb.run(job)
         server = self._free.get()
         try:

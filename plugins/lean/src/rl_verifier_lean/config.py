@@ -24,11 +24,20 @@ class LeanConfig(VerifierConfig):
     )
     repl_command: list[str] | None = Field(
         default=None,
-        description="Command starting the REPL; default: `repl` on PATH, else `lake exe repl` "
-        "in `project`.",
+        description="Command starting the REPL ('python' first = this interpreter, or the "
+        "sandbox's); default: the REPL built in `project`, else `repl` on PATH.",
     )
     project: str | None = Field(
         default=None, description="Lake project with Mathlib and the REPL (env RLV_LEAN_PROJECT)."
+    )
+    sandbox: Literal["auto", "bwrap", "none"] = Field(
+        default="auto",
+        description="auto: bubblewrap when it works here, else unsandboxed with a warning; "
+        "bwrap: required (samples are 'error' without it); none: plain subprocesses.",
+    )
+    sandbox_paths: list[str] = Field(
+        default_factory=list,
+        description="Extra host paths Lean must read inside the sandbox (shown read-only).",
     )
     banned: list[str] = Field(default_factory=lambda: list(DEFAULT_BANNED))
     static_screen: bool = Field(default=True, description="Reject banned tokens before Lean.")

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 from rl_verifier_lean.config import LeanConfig
-from rl_verifier_lean.locate import INSTALL_ELAN, LeanMissing, repl_command, which
+from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
+from rl_verifier_lean.locate import INSTALL_ELAN, LeanLaunch, LeanMissing, repl_launch, which
+from rl_verifier_lean.repl import Repl, ReplDied
+
+SMOKE = "theorem rlv_doctor : True := trivial\n\n#print axioms rlv_doctor"
 
 
 def version(argv: list[str], cwd: str | None = None) -> str:
@@ -77,15 +84,48 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
             "`lake +leanprover-community/mathlib4:lean-toolchain new leanproj math && "
             "cd leanproj && lake exe cache get`",
         )
+    isolation, why = sandbox_reason(config.sandbox)
+    add(
+        "sandbox",
+        isolation == "bwrap" or config.sandbox == "none",
+        f"{isolation}: {why}",
+        "install bubblewrap (`apt-get install bubblewrap`) so Lean runs isolated, "
+        "or set sandbox='none' to run it unsandboxed",
+    )
+    needed = ["lean", "lake", "repl"] if not config.repl_command else ["repl"]
+    if config.sandbox == "bwrap":
+        needed.append("sandbox")
     try:
-        argv, cwd = repl_command(config)
-        add("repl", True, " ".join(argv) + (f" (in {cwd})" if cwd else ""))
+        launch = repl_launch(config, sandboxed=isolation == "bwrap")
     except LeanMissing as exc:
         add("repl", False, "not found", str(exc))
-    return {
-        "ok": all(c["ok"] for c in checks if c["name"] in ("lean", "lake", "repl")),
-        "checks": checks,
-    }
+    else:
+        add("repl", True, " ".join(launch.argv) + (f" (in {launch.cwd})" if launch.cwd else ""))
+        ok, detail = smoke_test(config, launch)
+        add("smoke", ok, detail, "see the error above; `rlv lean doctor --json` has the details")
+        needed.append("smoke")
+    return {"ok": all(c["ok"] for c in checks if c["name"] in needed), "checks": checks}
+
+
+def smoke_test(config: LeanConfig, launch: LeanLaunch) -> tuple[bool, str]:
+    """Start the REPL as the verifier would and check a one-line theorem."""
+
+    async def go() -> tuple[bool, str]:
+        start = time.perf_counter()
+        repl = await Repl.start(launch, choose_sandbox(config.sandbox), config.memory_mb)
+        try:
+            answer = await asyncio.wait_for(repl.send({"cmd": SMOKE}), config.header_timeout_s)
+        finally:
+            await repl.close()
+        took = time.perf_counter() - start
+        if "does not depend on any axioms" in json.dumps(answer):
+            return True, f"checked a theorem in {took:.1f} s ({repl.isolation})"
+        return False, f"unexpected answer: {json.dumps(answer)[:300]}"
+
+    try:
+        return asyncio.run(go())
+    except (OSError, RuntimeError, TimeoutError, ReplDied) as exc:
+        return False, f"{type(exc).__name__}: {exc}"
 
 
 def format_report(report: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The simple backend: one `lake env lean --json FILE` process per proof."""
+"""The simple backend: one Lean process per proof (`lean --json FILE`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,20 @@ import json
 import os
 import resource
 import signal
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_verifier_lean.candidate import Candidate
+from rl_verifier_lean.isolation import run_once
+from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.repl import ReplDied
 from rl_verifier_lean.runner import ProofTimeout, Responses
 from rl_verifier_lean.statement import Statement
+
+if TYPE_CHECKING:
+    from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 
 def file_text(statement: Statement, candidate: Candidate) -> str:
@@ -33,25 +39,58 @@ def parse_json_lines(stdout: str) -> list[dict[str, Any]]:
 
 
 async def check_file(
-    argv: list[str],
-    cwd: str,
+    launch: LeanLaunch,
+    sandbox: BwrapSandbox | None,
     statement: Statement,
     candidate: Candidate,
     timeout_s: float,
     memory_mb: int,
 ) -> Responses:
+    """Check one proof with one Lean process: sandboxed (`lean --json FILE` with the project's
+    variables) or plain (`lake env lean --json FILE`)."""
+    text = file_text(statement, candidate)
+    if sandbox is None:
+        code, out, err = await _run_plain(launch, text, timeout_s, memory_mb)
+    else:
+        result = await run_once(
+            launch,
+            sandbox,
+            memory_mb,
+            files={"Candidate.lean": text},
+            extra_args=("/job/Candidate.lean",),
+            timeout_s=timeout_s,
+        )
+        if result.timed_out:
+            raise ProofTimeout(f"Lean gave no answer within {timeout_s}s")
+        code = result.exit_code if result.signal is None else -result.signal
+        out, err = result.stdout, result.stderr
+    messages = parse_json_lines(out.decode(errors="replace"))
+    if (code is not None and code < 0) or (code and not messages):
+        raise ReplDied(f"lean exited with {code}: {err.decode(errors='replace')[-300:]}")
+    response = {"env": 0, "messages": messages}
+    return Responses(response, response)
+
+
+async def _run_plain(
+    launch: LeanLaunch, text: str, timeout_s: float, memory_mb: int
+) -> tuple[int | None, bytes, bytes]:
     limit = memory_mb * 1024 * 1024
 
     def limits() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
+    argv = list(launch.argv)
+    if argv[0] == "python":
+        argv[0] = sys.executable
     with tempfile.TemporaryDirectory(prefix="rlv-lean-") as tmp:
         path = Path(tmp) / "Candidate.lean"
-        path.write_text(file_text(statement, candidate))
+        path.write_text(text)
         proc = await asyncio.create_subprocess_exec(
             *argv,
             str(path),
-            cwd=cwd,
+            cwd=launch.cwd,
+            env={**os.environ, **launch.env},
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
@@ -66,8 +105,4 @@ async def check_file(
             if isinstance(exc, TimeoutError):
                 raise ProofTimeout(f"Lean gave no answer within {timeout_s}s") from None
             raise
-    messages = parse_json_lines(out.decode(errors="replace"))
-    if (proc.returncode and proc.returncode < 0) or (proc.returncode and not messages):
-        raise ReplDied(f"lean exited with {proc.returncode}: {err.decode(errors='replace')[-300:]}")
-    response = {"env": 0, "messages": messages}
-    return Responses(response, response)
+    return proc.returncode, out, err

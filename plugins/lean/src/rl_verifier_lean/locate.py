@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
+import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rl_verifier_lean.config import LeanConfig
@@ -27,8 +31,26 @@ class LeanMissing(RuntimeError):
     """No way to run Lean here; the message says what to install."""
 
 
+@dataclass(frozen=True)
+class LeanLaunch:
+    """How to start one Lean process: decided on the host, before any sandbox."""
+
+    argv: list[str]  # argv[0] "python" means the interpreter running rl-verifier (or the sandbox's)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # Lean's variables (LEAN_PATH, ...)
+    paths: list[str] = field(default_factory=list)  # host paths Lean reads (shown read-only)
+
+
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc")
+_LAKE_KEYS = re.compile(r"^(?:LEAN|LAKE|ELAN)\w*$|^(?:PATH|LD_LIBRARY_PATH)$")
+
+
+def elan_home() -> Path:
+    return Path(os.environ.get("ELAN_HOME", Path.home() / ".elan"))
+
+
 def elan_bin() -> Path:
-    return Path(os.environ.get("ELAN_HOME", Path.home() / ".elan")) / "bin"
+    return elan_home() / "bin"
 
 
 def which(tool: str) -> str | None:
@@ -39,26 +61,113 @@ def which(tool: str) -> str | None:
     return str(candidate) if candidate.exists() else None
 
 
-def repl_command(config: LeanConfig) -> tuple[list[str], str | None]:
-    """argv and cwd that start the REPL, or ``LeanMissing``."""
+@functools.cache
+def lake_env(lake: str, project: str) -> dict[str, str]:
+    """The variables `lake env` gives Lean in ``project`` (LEAN_PATH, LEAN_SYSROOT, ...)."""
+    try:
+        done = subprocess.run(
+            [lake, "env", "env", "-0"], cwd=project, capture_output=True, timeout=600
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LeanMissing(f"`lake env` failed in {project}: {exc}. " + INSTALL_HINT) from None
+    if done.returncode != 0:
+        tail = done.stderr.decode(errors="replace").strip()[-300:]
+        raise LeanMissing(f"`lake env` failed in {project}: {tail}. " + INSTALL_HINT)
+    pairs = (item.split("=", 1) for item in done.stdout.decode().split("\0") if "=" in item)
+    return {key: value for key, value in pairs if _LAKE_KEYS.match(key)}
+
+
+def built_repl(project: str) -> str | None:
+    """The REPL binary built in ``project`` (its own or as a dependency), if any."""
+    root = Path(project)
+    found = [root / ".lake/build/bin/repl"]
+    found += sorted(root.glob(".lake/packages/*/.lake/build/bin/repl"))
+    return next((str(p) for p in found if p.is_file() and os.access(p, os.X_OK)), None)
+
+
+def sysroot_env() -> dict[str, str]:
+    """LEAN_SYSROOT of the default toolchain, so the REPL need not call elan's `lean` proxy."""
+    lean = which("lean")
+    if not lean:
+        return {}
+    try:
+        done = subprocess.run([lean, "--print-prefix"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    prefix = done.stdout.strip()
+    return {"LEAN_SYSROOT": prefix} if done.returncode == 0 and prefix else {}
+
+
+def repl_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
+    """How to start the REPL, or ``LeanMissing`` saying what to install."""
     project = config.project_dir()
     if config.repl_command:
-        return list(config.repl_command), project
+        return with_paths(LeanLaunch(list(config.repl_command), project), config)
     if project:
         lake = which("lake")
-        if lake and Path(project).is_dir():
-            return [lake, "exe", "repl"], project
-        raise LeanMissing(
-            f"project {project!r} set but lake or the directory is missing. " + INSTALL_HINT
-        )
+        if not lake or not Path(project).is_dir():
+            raise LeanMissing(
+                f"project {project!r} set but lake or the directory is missing. " + INSTALL_HINT
+            )
+        env = lake_env(lake, project)
+        binary = built_repl(project)
+        if binary:
+            return with_paths(LeanLaunch([binary], project, env), config)
+        if sandboxed:
+            raise LeanMissing(
+                f"the REPL is not built in {project}: run `lake build repl` there (Lean runs "
+                "sandboxed, read-only, so it cannot build it). " + INSTALL_HINT
+            )
+        return with_paths(LeanLaunch([lake, "exe", "repl"], project), config)
     if repl := which("repl"):
-        return [repl], None
+        return with_paths(LeanLaunch([repl], None, sysroot_env()), config)
     raise LeanMissing(INSTALL_HINT)
 
 
-def lake_command(config: LeanConfig) -> tuple[list[str], str]:
-    """argv prefix and cwd for the per-file backend (`lake env lean --json FILE`)."""
+def file_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
+    """argv prefix for the per-file backend: `lean --json` with the project's variables
+    (sandboxed) or `lake env lean --json` (not sandboxed)."""
     lake, project = which("lake"), config.project_dir()
-    if not lake or not project:
+    if not lake or not project or not Path(project).is_dir():
         raise LeanMissing(INSTALL_HINT)
-    return [lake, "env", "lean", "--json"], project
+    if not sandboxed:
+        return LeanLaunch([lake, "env", "lean", "--json"], project)
+    env = lake_env(lake, project)
+    sysroot = env.get("LEAN_SYSROOT")
+    if not sysroot:
+        raise LeanMissing(f"`lake env` in {project} gave no LEAN_SYSROOT. " + INSTALL_HINT)
+    return with_paths(LeanLaunch([f"{sysroot}/bin/lean", "--json"], project, env), config)
+
+
+def with_paths(launch: LeanLaunch, config: LeanConfig) -> LeanLaunch:
+    """Fill in the host paths a sandboxed Lean must read."""
+    wanted = [*config.sandbox_paths]
+    if launch.cwd:
+        wanted.append(launch.cwd)
+    if elan_home().is_dir():
+        wanted.append(str(elan_home()))
+    wanted += [arg for arg in launch.argv if os.path.isabs(arg)]
+    for key in ("LEAN_SYSROOT", "LEAN_PATH", "LD_LIBRARY_PATH"):
+        wanted += launch.env.get(key, "").split(":")
+    return LeanLaunch(launch.argv, launch.cwd, launch.env, minimal_paths(wanted))
+
+
+def minimal_paths(paths: list[str]) -> list[str]:
+    """Existing absolute paths outside system dirs, fewest first: a path reached through a
+    symlink inside another listed path is replaced by its real location (the symlink in the
+    read-only view leads there), and paths inside another listed path are dropped."""
+    found: dict[str, str] = {}
+    for path in paths:
+        if path and os.path.isabs(path) and os.path.exists(path):
+            real = os.path.realpath(path)
+            if not any(inside(path, s) and inside(real, s) for s in SYSTEM_DIRS):
+                found[os.path.normpath(path)] = real
+    shown = set()
+    for path, real in found.items():
+        linked = path != real and any(q != path and inside(path, q) for q in found)
+        shown.add(real if linked else path)
+    return sorted(p for p in shown if not any(q != p and inside(p, q) for q in shown))
+
+
+def inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")

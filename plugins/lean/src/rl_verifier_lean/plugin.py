@@ -38,10 +38,14 @@ def lean() -> None:
 @lean.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--project", help="Lake project with Mathlib and the REPL (or RLV_LEAN_PROJECT).")
-def doctor(as_json: bool, project: str | None) -> None:
-    """Find lean, lake, the REPL and Mathlib; say what to install when missing."""
+@click.option(
+    "--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto", show_default=True
+)
+def doctor(as_json: bool, project: str | None, sandbox: str) -> None:
+    """Find lean, lake, the REPL and Mathlib, try the sandbox and a one-line proof; say what
+    to install when something is missing."""
     from rl_verifier_lean.config import LeanConfig
     from rl_verifier_lean.doctor import format_report, run_doctor
 
-    report = run_doctor(LeanConfig(project=project))
+    report = run_doctor(LeanConfig(project=project, sandbox=sandbox))
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
 from rl_verifier_lean.repl import Repl
@@ -37,6 +36,7 @@ class ReplPool:
         if loop is not self._loop:  # REPL pipes belong to one event loop
             for repl in self._idle:
                 repl.kill()
+                repl.process.release()
             self._idle, self._loop = [], loop
             self._slots = asyncio.Semaphore(self.size)
             self._closing = set()
@@ -66,10 +66,13 @@ class ReplPool:
             return
         self.retired += 1
         repl.kill()
-        with contextlib.suppress(RuntimeError):
+        try:
             task = asyncio.get_running_loop().create_task(repl.close())
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+        except RuntimeError:  # no loop left to close it on
+            repl.process.release()
+            return
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def close(self) -> None:
         idle, self._idle = self._idle, []

@@ -10,15 +10,17 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import signal
 from collections import deque
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_verifier.executors import drain_lines
+from rl_verifier_lean.isolation import LeanProcess, start
+from rl_verifier_lean.locate import LeanLaunch
+from rl_verifier_lean.procs import tree_rss_mb
 
-READ_LIMIT = 64 * 1024 * 1024
+if TYPE_CHECKING:
+    from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 
 class ReplDied(Exception):
@@ -26,8 +28,9 @@ class ReplDied(Exception):
 
 
 class Repl:
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+    def __init__(self, process: LeanProcess) -> None:
+        self.process = process
+        self.proc = process.proc
         self.uses = 0
         self.envs: dict[str, int] = {}  # header text -> env id
         self.declared: set[str] = set()  # names earlier candidates declared on this REPL
@@ -35,24 +38,12 @@ class Repl:
         self._drain = asyncio.create_task(self._drain_stderr())
 
     @classmethod
-    async def start(cls, argv: Sequence[str], cwd: str | None, memory_mb: int) -> Repl:
-        limit = memory_mb * 1024 * 1024
+    async def start(cls, launch: LeanLaunch, sandbox: BwrapSandbox | None, memory_mb: int) -> Repl:
+        return cls(await start(launch, sandbox, memory_mb))
 
-        def limits() -> None:  # runs in the child before exec
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=limits,
-            limit=READ_LIMIT,
-        )
-        return cls(proc)
+    @property
+    def isolation(self) -> str:
+        return self.process.isolation
 
     async def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -73,6 +64,8 @@ class Repl:
                 line = await self.proc.stdout.readline()
                 if not line:
                     raise ReplDied(await self.death_report())
+                if not lines and not line.startswith(b"{"):
+                    continue  # stray output before the JSON answer
                 if line.strip():
                     lines.append(line)
                 elif lines:
@@ -90,14 +83,8 @@ class Repl:
         return answer
 
     def rss_mb(self) -> float:
-        with (
-            contextlib.suppress(OSError, ValueError),
-            open(f"/proc/{self.proc.pid}/status") as status,
-        ):
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        return 0.0
+        """Resident memory of the REPL and every process below it (lake, bwrap, Lean)."""
+        return tree_rss_mb(self.proc.pid)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -118,3 +105,4 @@ class Repl:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.proc.wait(), 5)
         self._drain.cancel()
+        await asyncio.to_thread(self.process.release)

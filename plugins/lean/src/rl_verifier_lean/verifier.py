@@ -10,8 +10,9 @@ from rl_verifier.verifier import Verifier, VerifierConfig
 from rl_verifier_lean.candidate import Candidate, Rejected, build, choose_mode, strip_header_lines
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.filecheck import check_file
+from rl_verifier_lean.isolation import LeanSetupError, choose_sandbox
 from rl_verifier_lean.judge import judge, summarise
-from rl_verifier_lean.locate import LeanMissing, lake_command, repl_command
+from rl_verifier_lean.locate import LeanMissing, file_launch, repl_launch
 from rl_verifier_lean.pool import ReplPool
 from rl_verifier_lean.repl import Repl, ReplDied
 from rl_verifier_lean.runner import HeaderFailed, ProofTimeout, Responses, check_in_pool
@@ -43,8 +44,9 @@ class LeanVerifier(Verifier):
             cfg = self.settings
 
             async def start() -> Repl:
-                argv, cwd = repl_command(cfg)
-                return await Repl.start(argv, cwd, cfg.memory_mb)
+                sandbox = choose_sandbox(cfg.sandbox)
+                launch = repl_launch(cfg, sandboxed=sandbox is not None)
+                return await Repl.start(launch, sandbox, cfg.memory_mb)
 
             self._pool = ReplPool(start, cfg.pool_size, cfg.max_uses, cfg.max_rss_mb)
         return self._pool
@@ -85,14 +87,15 @@ class LeanVerifier(Verifier):
         cfg = self.settings
         try:
             if cfg.backend == "file":
-                argv, cwd = lake_command(cfg)
+                sandbox = choose_sandbox(cfg.sandbox)
+                launch = file_launch(cfg, sandboxed=sandbox is not None)
                 responses = await check_file(
-                    argv, cwd, statement, candidate, self._deadline(), cfg.memory_mb
+                    launch, sandbox, statement, candidate, self._deadline(), cfg.memory_mb
                 )
             else:
                 timeouts = (cfg.header_timeout_s, self._deadline())
                 responses = await check_in_pool(self.pool(), statement, candidate, timeouts)
-        except LeanMissing as exc:
+        except (LeanMissing, LeanSetupError) as exc:
             return Verdict.failed(str(exc))
         except (ProofTimeout, TimeoutError) as exc:
             return Verdict(status=Status.TIMEOUT, error=str(exc) or "Lean timed out")

@@ -1,0 +1,191 @@
+"""Lean runs in the bubblewrap sandbox: what the REPL can see, and how it is found in a Lake
+project (fake `lake`, fake project with a symlinked package, fake REPL binary)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
+from rl_verifier_sandbox.slots import pids_of_uid
+
+from rl_verifier.contracts import Completion, Status
+from rl_verifier_lean import isolation
+from rl_verifier_lean.config import LeanConfig
+from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
+from rl_verifier_lean.locate import lake_env, minimal_paths, repl_launch
+
+IS_ROOT = os.geteuid() == 0
+needs_bwrap = pytest.mark.skipif(
+    sandbox_reason("auto")[0] != "bwrap", reason=f"no bwrap: {sandbox_reason('auto')[1]}"
+)
+
+
+def probe(verifier_config: dict[str, Any], paths: list[str]) -> tuple[dict[str, Any], Any]:
+    """What a REPL started by the verifier sees; also returns the verifier (closed)."""
+    verifier = fake_verifier(**verifier_config)
+
+    async def go() -> dict[str, Any]:
+        repl = await verifier.pool().acquire()
+        try:
+            base = await repl.send({"cmd": "import Mathlib"})
+            answer = await repl.send({"cmd": f"FAKE_PROBE {json.dumps(paths)}", "env": base["env"]})
+        finally:
+            verifier.pool().release(repl, healthy=True)
+            await verifier.close()
+        seen: dict[str, Any] = json.loads(answer["messages"][0]["data"])
+        seen["isolation"] = repl.isolation
+        return seen
+
+    return asyncio.run(go()), verifier
+
+
+@needs_bwrap
+def test_sandboxed_repl_sees_only_what_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TINKER_API_KEY", "tml-secret")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host file")
+    secret.chmod(0o644)
+    extra = tmp_path / "extra.txt"
+    extra.write_text("shown")
+    extra.chmod(0o644)
+    seen, _ = probe({"sandbox_paths": [str(extra)]}, [FAKE_REPL, str(secret), str(extra)])
+    assert seen["isolation"] == "bwrap"
+    assert seen["readable"] == {FAKE_REPL: True, str(secret): False, str(extra): True}
+    assert seen["interfaces"] == ["lo"]  # no network namespace shared with the host
+    assert "TINKER_API_KEY" not in seen["env"]
+    if IS_ROOT:
+        assert seen["uid"] >= 60000
+
+
+@needs_bwrap
+def test_closing_the_pool_kills_the_sandbox_and_frees_its_uid() -> None:
+    seen, _ = probe({}, [])
+    if IS_ROOT:
+        assert pids_of_uid(seen["uid"]) == []
+
+
+def test_sandbox_none_runs_a_plain_process() -> None:
+    seen, _ = probe({"sandbox": "none"}, [FAKE_REPL])
+    assert seen["isolation"] == "none" and seen["uid"] == os.getuid()
+
+
+def test_required_sandbox_missing_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(isolation, "_probe_bwrap", lambda: "bubblewrap not found (bwrap)")
+    [verdict] = run_all(fake_verifier(sandbox="bwrap"), [(task(), lean("by simp"))])
+    assert verdict.status is Status.ERROR and "bubblewrap not found" in (verdict.error or "")
+
+
+def test_auto_without_bwrap_warns_and_runs(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(isolation, "_probe_bwrap", lambda: "bwrap missing for this test")
+    with caplog.at_level(logging.WARNING):
+        assert choose_sandbox("auto") is None
+    assert "WITHOUT a sandbox" in caplog.text and "bwrap missing for this test" in caplog.text
+    [verdict] = run_all(fake_verifier(), [(task(), lean("by simp"))])
+    assert verdict.status is Status.OK and verdict.reward == 1.0
+
+
+def test_minimal_paths(tmp_path: Path) -> None:
+    (tmp_path / "proj" / ".lake" / "packages").mkdir(parents=True)
+    (tmp_path / "shared").mkdir()
+    link = tmp_path / "proj" / ".lake" / "packages" / "mathlib"
+    link.symlink_to(tmp_path / "shared")
+    inner = tmp_path / "proj" / ".lake"
+    got = minimal_paths(
+        [str(tmp_path / "proj"), str(inner), str(link), "/usr/lib", "relative", "/nope/x"]
+    )
+    # the symlinked package is shown at its real place (the link leads there); the rest is
+    # covered by the project
+    assert got == sorted([str(tmp_path / "proj"), str(tmp_path / "shared")])
+
+
+# A Lake project as `lake` lays it out, with mathlib symlinked from elsewhere.
+
+
+def make_project(tmp_path: Path) -> tuple[Path, Path]:
+    project = tmp_path / "leanproj"
+    shared = tmp_path / "shared" / "mathlib"
+    (shared / ".lake" / "build" / "lib" / "lean" / "Mathlib").mkdir(parents=True)
+    (shared / ".lake" / "build" / "lib" / "lean" / "Mathlib.olean").write_bytes(b"olean")
+    packages = project / ".lake" / "packages"
+    packages.mkdir(parents=True)
+    (packages / "mathlib").symlink_to(shared)
+    repl_bin = packages / "REPL" / ".lake" / "build" / "bin" / "repl"
+    repl_bin.parent.mkdir(parents=True)
+    repl_bin.write_text("#!/usr/bin/python3\n" + Path(FAKE_REPL).read_text())
+    repl_bin.chmod(0o755)
+    sysroot = tmp_path / "toolchain"
+    (sysroot / "lib" / "lean").mkdir(parents=True)
+    (sysroot / "lib" / "lean" / "Init.olean").write_bytes(b"olean")
+    lean_path = ":".join(
+        [str(sysroot / "lib" / "lean"), str(packages / "mathlib/.lake/build/lib/lean")]
+    )
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    lake = bindir / "lake"
+    lake.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = env ] || { echo "fake lake: only env" >&2; exit 2; }\nshift\n'
+        f'exec env LEAN_PATH="{lean_path}" LEAN_SYSROOT="{sysroot}" '
+        'LAKE=fake SECRET_TOKEN=do-not-leak "$@"\n'
+    )
+    lake.chmod(lake.stat().st_mode | stat.S_IXUSR)
+    return project, bindir
+
+
+@pytest.fixture
+def lake_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project, bindir = make_project(tmp_path)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("ELAN_HOME", str(tmp_path / "no-elan"))
+    monkeypatch.delenv("RLV_LEAN_PROJECT", raising=False)
+    return project
+
+
+def test_project_launch_uses_the_built_repl_and_lake_variables(lake_project: Path) -> None:
+    launch = repl_launch(LeanConfig(project=str(lake_project)), sandboxed=True)
+    assert launch.argv[0].endswith("packages/REPL/.lake/build/bin/repl")
+    assert {"LEAN_PATH", "LEAN_SYSROOT", "LAKE", "PATH"} <= set(launch.env)
+    assert "SECRET_TOKEN" not in launch.env  # only Lean's, Lake's and elan's variables pass
+    assert str(lake_project) in launch.paths
+    mathlib_lib = lake_project / ".lake/packages/mathlib/.lake/build/lib/lean"
+    assert os.path.realpath(mathlib_lib) in launch.paths  # the symlinked package's real place
+    assert lake_env.cache_info().currsize >= 1
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_proofs_check_in_a_lake_project(lake_project: Path, sandbox: str) -> None:
+    verifier = fake_verifier(repl_command=None, project=str(lake_project), sandbox=sandbox)
+    good, bad = run_all(verifier, [(task(), lean("by simp")), (task(), lean("by exact bogus"))])
+    assert (good.status, good.reward) == (Status.OK, 1.0), good
+    assert (bad.status, bad.reward, bad.info["reason"]) == (Status.OK, 0.0, "lean_error")
+
+
+@needs_bwrap
+def test_missing_olean_is_a_header_error(lake_project: Path) -> None:
+    olean = lake_project.parent / "shared/mathlib/.lake/build/lib/lean/Mathlib.olean"
+    olean.unlink()
+    verifier = fake_verifier(repl_command=None, project=str(lake_project))
+    [verdict] = run_all(verifier, [(task(), lean("by simp"))])
+    assert verdict.status is Status.ERROR
+    assert "unknown module prefix 'Mathlib'" in (verdict.error or "")
+
+
+def test_unbuilt_repl_says_how_to_build_it(lake_project: Path) -> None:
+    shutil.rmtree(lake_project / ".lake/packages/REPL")
+    verifier = fake_verifier(repl_command=None, project=str(lake_project), sandbox="bwrap")
+    [verdict] = run_all(verifier, [(task(), lean("by simp"))])
+    assert verdict.status is Status.ERROR
+    assert "lake build repl" in (verdict.error or "")
+    assert Completion  # the verdict came from the verifier, not a crash
