@@ -17,14 +17,14 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from rl_verifier.contracts import Completion, Task
 from rl_verifier_lean.config import LeanConfig
-from rl_verifier_lean.locate import LeanMissing, repl_command
+from rl_verifier_lean.isolation import sandbox_reason
+from rl_verifier_lean.locate import LeanMissing, repl_launch
 from rl_verifier_lean.tasks import example_proof, example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
 
@@ -77,7 +77,7 @@ def workload(n: int) -> list[tuple[Task, Completion]]:
 
 def report(label: str, figures: dict[str, float]) -> None:
     print(
-        f"{label:<20} {figures['proofs_per_s']:8.1f} proofs/s  "
+        f"{label:<28} {figures['proofs_per_s']:8.1f} proofs/s  "
         f"{figures['proofs_per_s_per_cpu']:8.1f} /s/CPU  "
         f"p50 {figures['p50_ms']:8.1f} ms  p90 {figures['p90_ms']:8.1f} ms  "
         f"({figures['wall_s']:.2f} s)"
@@ -86,9 +86,16 @@ def report(label: str, figures: dict[str, float]) -> None:
 
 def backends(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
     fake_cmd = ["python", str(FAKE), "--header-s", str(args.fake_header_s)]
-    found: list[tuple[str, dict[str, Any]]] = [("fake", {"repl_command": fake_cmd})]
+    found: list[tuple[str, dict[str, Any]]] = [
+        ("fake, no sandbox", {"repl_command": fake_cmd, "sandbox": "none"})
+    ]
+    isolation, why = sandbox_reason("auto")
+    if isolation == "bwrap":
+        found.append(("fake, bwrap", {"repl_command": fake_cmd, "sandbox": "bwrap"}))
+    else:
+        print(f"bwrap sandbox: not available here ({why})")
     try:
-        repl_command(LeanConfig())
+        repl_launch(LeanConfig(), sandboxed=False)
         found.append(("lean", {}))
     except LeanMissing:
         print("real Lean: not installed here (see `rlv lean doctor`); fake REPL only")

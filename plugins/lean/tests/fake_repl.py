@@ -19,8 +19,10 @@ a blank line. Malformed JSON makes the process exit. Tiny scripted semantics:
 * a command without ``env`` (a header) sleeps ``--header-s`` seconds (default 0); when
   ``LEAN_PATH`` is set, each ``import M.N`` needs ``M/N.olean`` in one of its entries, else
   the answer carries Lean's "unknown module prefix" error;
+* ``FAKE_NOISE`` prints non-JSON debug lines before the answer;
 * ``FAKE_PROBE ["/a", ...]`` reports, as an info message, what the process sees: its uid,
-  environment variable names, network interfaces, and which of the paths it can read.
+  environment variable names, network interfaces, address-space limit, and which of the
+  paths it can read.
 """
 
 from __future__ import annotations
@@ -108,7 +110,14 @@ def probe(cmd: str) -> dict[str, Any]:
             readable[path] = False
     with open("/proc/net/dev") as fh:
         interfaces = sorted(line.split(":")[0].strip() for line in fh.readlines()[2:])
-    seen = {"uid": os.getuid(), "env": sorted(os.environ), "interfaces": interfaces}
+    import resource
+
+    seen = {
+        "uid": os.getuid(),
+        "env": sorted(os.environ),
+        "interfaces": interfaces,
+        "address_space": resource.getrlimit(resource.RLIMIT_AS)[0],
+    }
     return {**seen, "readable": readable}
 
 
@@ -219,6 +228,8 @@ def main() -> None:
         answer = {"env": len(envs) - 1, **answer}
         if not answer["messages"]:
             del answer["messages"]
+        if "FAKE_NOISE" in str(request.get("cmd", "")):  # debug lines some REPL builds print
+            sys.stdout.write("Processing incremental state [pos: 0..9]:\nby simp\n")
         respond(answer)
 
 

@@ -189,3 +189,15 @@ def test_unbuilt_repl_says_how_to_build_it(lake_project: Path) -> None:
     assert verdict.status is Status.ERROR
     assert "lake build repl" in (verdict.error or "")
     assert Completion  # the verdict came from the verifier, not a crash
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_memory_cap_is_on_top_of_the_mapped_library(lake_project: Path, sandbox: str) -> None:
+    """Lean maps every imported .olean: the cap must bound Lean's memory, not Mathlib's size."""
+    olean = lake_project.parent / "shared/mathlib/.lake/build/lib/lean/Mathlib.olean"
+    with open(olean, "r+b") as fh:
+        fh.truncate(3 << 30)  # a sparse 3 GiB library
+    config = {"repl_command": None, "project": str(lake_project), "sandbox": sandbox}
+    seen, _ = probe({**config, "memory_mb": 512}, [])
+    library = (3 << 30) + len(b"olean")  # Mathlib.olean + Init.olean
+    assert seen["address_space"] == (512 << 20) + library

@@ -115,3 +115,8 @@ def test_rss_threshold_recycles_a_big_repl() -> None:
     verifier.pool().max_rss_mb = 1  # every REPL is "too big" now (the config's floor is 64)
     run_all(verifier, [(task(), lean("by simp"))] * 3)
     assert verifier.pool().started == 3 and verifier.pool().retired == 3
+
+
+def test_stray_output_before_an_answer_is_skipped() -> None:
+    [v] = run_all(fake_verifier(), [(task(), lean("by simp -- FAKE_NOISE"))])
+    assert v.status is Status.OK and v.reward == 1.0, v

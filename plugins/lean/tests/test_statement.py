@@ -53,8 +53,38 @@ def test_proof_mode_prepends_statement() -> None:
     c = build(STATEMENT, ":= by omega", "proof")
     assert c.code.startswith(f"theorem {c.name} (a b : ℕ) : a + b = b + a :=\nby omega")
     assert c.name != build(STATEMENT, "by omega", "proof").name  # fresh per check
-    assert f"{c.name} .." in c.audit(STATEMENT)
+    assert c.audit(STATEMENT).startswith(
+        f"theorem {c.audit_name} : ∀ (a b : ℕ), a + b = b + a := @{c.name}\n"
+    )
     assert f"#print axioms {c.audit_name}" in c.audit(STATEMENT)
+
+
+@pytest.mark.parametrize(
+    ("statement", "proposition"),
+    [
+        ("theorem t : 1 + 1 = 2", "1 + 1 = 2"),
+        ("theorem t (x : ℝ) (h₀ : x ≠ 0) : x / x = 1", "∀ (x : ℝ) (h₀ : x ≠ 0), x / x = 1"),
+        (
+            "theorem t {G : Type*} [AddCommGroup G] (a b : G) : a + b = b + a",
+            "∀ {G : Type*} [AddCommGroup G] (a b : G), a + b = b + a",
+        ),
+        (
+            "theorem t ⦃f : ℕ → ℕ⦄ (h : ∀ n, f n = n) : f 0 = 0",
+            "∀ ⦃f : ℕ → ℕ⦄ (h : ∀ n, f n = n), f 0 = 0",
+        ),
+        ('theorem t (s : String := "a:b") : s = s', '∀ (s : String := "a:b"), s = s'),
+        ("theorem t (n : ℕ) :\n  (n : ℤ) ≥ 0 := by sorry", "∀ (n : ℕ), (n : ℤ) ≥ 0"),
+    ],
+)
+def test_audit_states_one_closed_proposition(statement: str, proposition: str) -> None:
+    """Hypotheses are binders too: the audit must not need the conclusion to determine them
+    (``cand ..`` would leave ``h₀`` as an unsolvable hole)."""
+    assert parse_reference({"statement": statement}).as_proposition() == proposition
+
+
+def test_statement_without_conclusion_is_refused() -> None:
+    with pytest.raises(BadReference):
+        parse_reference({"statement": "theorem t (h : a : b)"})
 
 
 def test_full_file_accepts_reformatted_statement() -> None:

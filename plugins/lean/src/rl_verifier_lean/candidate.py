@@ -29,15 +29,14 @@ class Candidate:
     audit_name: str
 
     def audit(self, statement: Statement) -> str:
-        """Restate the trusted statement and prove it by the candidate, then list axioms."""
-        body = f"@{self.name}" if _no_binders(statement.rest) else f"{self.name} .."
+        """Restate the trusted statement as one closed proposition, prove it by the candidate
+        (``@`` makes every binder explicit; binder kinds do not matter to the type check),
+        then list the axioms."""
+        proposition = statement.as_proposition()
         return (
-            f"{statement.renamed(self.audit_name)} := {body}\n\n#print axioms {self.audit_name}\n"
+            f"theorem {self.audit_name} : {proposition} := @{self.name}\n\n"
+            f"#print axioms {self.audit_name}\n"
         )
-
-
-def _no_binders(rest: str) -> bool:
-    return rest.startswith(":")
 
 
 def choose_mode(block: str, mode: str) -> str:

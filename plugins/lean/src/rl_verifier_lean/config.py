@@ -44,7 +44,11 @@ class LeanConfig(VerifierConfig):
     allowed_axioms: list[str] = Field(default_factory=lambda: list(DEFAULT_AXIOMS))
     pool_size: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     max_uses: int = Field(default=200, ge=1, description="Recycle a REPL after this many proofs.")
-    memory_mb: int = Field(default=8192, ge=64, description="RLIMIT_AS of each Lean process.")
+    memory_mb: int = Field(
+        default=8192,
+        ge=64,
+        description="Memory cap of each Lean process (RLIMIT_AS beyond the mapped .olean files).",
+    )
     max_rss_mb: int | None = Field(
         default=None, ge=64, description="Recycle a REPL whose resident memory exceeds this."
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier_lean.candidate import Candidate
-from rl_verifier_lean.isolation import run_once
+from rl_verifier_lean.isolation import address_space, run_once
 from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.repl import ReplDied
 from rl_verifier_lean.runner import ProofTimeout, Responses
@@ -74,7 +74,7 @@ async def check_file(
 async def _run_plain(
     launch: LeanLaunch, text: str, timeout_s: float, memory_mb: int
 ) -> tuple[int | None, bytes, bytes]:
-    limit = memory_mb * 1024 * 1024
+    limit = address_space(launch, memory_mb)
 
     def limits() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

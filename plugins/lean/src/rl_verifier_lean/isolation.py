@@ -4,7 +4,8 @@ Sandboxed, a Lean process runs as a dedicated unprivileged uid (held for the pro
 reaped after), with every namespace unshared (no network), an empty environment apart from
 Lean's own variables, a fresh tmpfs work dir, read-only system dirs and read-only views of
 exactly the host paths Lean needs (toolchain, project, REPL binary), and RLIMIT_AS at
-``memory_mb``. Unsandboxed, it gets its own session, RLIMIT_AS and no core dumps.
+``memory_mb`` beyond the mapped .olean files. Unsandboxed, it gets its own session, the same
+RLIMIT_AS and no core dumps.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rl_verifier_lean.locate import LeanLaunch
+from rl_verifier_lean.locate import LeanLaunch, olean_bytes
 
 log = logging.getLogger(__name__)
 READ_LIMIT = 64 * 1024 * 1024  # longest line read from Lean's output
@@ -99,6 +100,12 @@ def sandbox_reason(mode: str) -> tuple[str, str]:
     return "bwrap", "bubblewrap works here"
 
 
+def address_space(launch: LeanLaunch, memory_mb: int) -> int:
+    """RLIMIT_AS in bytes: ``memory_mb`` on top of the .olean files Lean maps from LEAN_PATH,
+    so the cap bounds Lean's own memory, not the size of the library it imports."""
+    return (memory_mb << 20) + olean_bytes(launch.env.get("LEAN_PATH", ""))
+
+
 def lean_job(
     launch: LeanLaunch,
     sandbox: BwrapSandbox,
@@ -119,7 +126,7 @@ def lean_job(
     limits = Limits(
         wall_s=wall_s,
         cpu_s=UNLIMITED,  # Lean is multi-threaded; the wall deadline bounds it
-        memory_bytes=memory_mb << 20,
+        memory_bytes=address_space(launch, memory_mb),
         file_bytes=1 << 30,
         open_files=65536,  # Mathlib is thousands of .olean files
         processes=1024,  # threads count against the uid's process limit
@@ -137,7 +144,7 @@ async def start(launch: LeanLaunch, sandbox: BwrapSandbox | None, memory_mb: int
         argv = list(launch.argv)
         if argv[0] == "python":
             argv[0] = sys.executable
-        limit = memory_mb << 20
+        limit = address_space(launch, memory_mb)
 
         def limits() -> None:  # in the child, before exec
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

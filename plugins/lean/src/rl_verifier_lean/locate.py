@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -137,6 +138,19 @@ def file_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
     if not sysroot:
         raise LeanMissing(f"`lake env` in {project} gave no LEAN_SYSROOT. " + INSTALL_HINT)
     return with_paths(LeanLaunch([f"{sysroot}/bin/lean", "--json"], project, env), config)
+
+
+@functools.cache
+def olean_bytes(lean_path: str) -> int:
+    """Total size of the .olean files on a LEAN_PATH (Lean maps the imported ones)."""
+    total = 0
+    for entry in filter(None, lean_path.split(":")):
+        for folder, _, files in os.walk(entry):
+            for name in files:
+                if name.endswith(".olean"):
+                    with contextlib.suppress(OSError):
+                        total += os.stat(os.path.join(folder, name)).st_size
+    return total
 
 
 def with_paths(launch: LeanLaunch, config: LeanConfig) -> LeanLaunch:

@@ -59,13 +59,13 @@ async def run_checks(
     base = await header_env(repl, statement.header, header_timeout)
     try:
         first = await asyncio.wait_for(
-            repl.send({"cmd": statement.scope + candidate.code, "env": base}), proof_timeout
+            repl.send({"cmd": candidate.code, "env": base}), proof_timeout
         )
         env = first.get("env")
         if not isinstance(env, int):
             return Responses(first, {})
         audit = await asyncio.wait_for(
-            repl.send({"cmd": statement.scope + candidate.audit(statement), "env": env}),
+            repl.send({"cmd": candidate.audit(statement), "env": env}),
             proof_timeout,
         )
     except TimeoutError:

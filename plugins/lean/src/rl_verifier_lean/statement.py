@@ -31,13 +31,10 @@ class Statement:
     def text(self) -> str:
         return f"{self.keyword} {self.name} {self.rest}"
 
-    @property
-    def scope(self) -> str:
-        """The header's ``open`` and ``set_option`` lines, repeated before each command
-        in case the REPL does not carry scopes from the header's command."""
-        keep = ("open ", "set_option ")
-        lines = [line for line in self.header.splitlines() if line.strip().startswith(keep)]
-        return "\n".join(lines) + "\n" if lines else ""
+    def as_proposition(self) -> str:
+        """The statement as one closed type: ``∀ binders, conclusion`` (or the conclusion)."""
+        binders, conclusion = split_signature(self.rest)
+        return f"∀ {binders}, {conclusion}" if binders else conclusion
 
     def renamed(self, name: str) -> str:
         return f"theorem {name} {self.rest}"
@@ -63,9 +60,33 @@ def parse_statement(raw: str, header: str) -> Statement:
     if not match:
         raise BadReference("the statement must start with 'theorem NAME' or 'lemma NAME'")
     rest = " ".join(text[match.end() :].split())
-    if ":" not in rest:
-        raise BadReference("the statement has no ': conclusion'")
+    split_signature(rest)  # raises BadReference without a conclusion
     return Statement("theorem", match.group(2), rest, header)
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}", "⦃": "⦄"}
+
+
+def split_signature(rest: str) -> tuple[str, str]:
+    """``binders : conclusion`` split at the first colon outside brackets and strings."""
+    depth, in_string, index = 0, False, 0
+    while index < len(rest):
+        char = rest[index]
+        if in_string:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in _OPEN:
+            depth += 1
+        elif char in _OPEN.values():
+            depth -= 1
+        elif char == ":" and depth == 0 and not rest.startswith(":=", index):
+            return rest[:index].strip(), rest[index + 1 :].strip()
+        index += 1
+    raise BadReference("the statement has no ': conclusion' outside brackets")
 
 
 def last_lean_block(text: str) -> str | None:

@@ -10,6 +10,11 @@ EXAMPLES = {
     "lean-add-zero": ("theorem add_zero' (n : ℕ) : n + 0 = n", "by simp"),
     "lean-le-refl": ("theorem le_refl' (a : ℕ) : a ≤ a", "le_refl a"),
     "lean-true": ("theorem true_holds : True", "by trivial"),
+    "lean-hypothesis": ("theorem lt_succ_of_lt' (a b : ℕ) (h : a < b) : a < b + 1", "by omega"),
+    "lean-instance": (
+        "theorem add_comm' {G : Type*} [AddCommGroup G] (a b : G) : a + b = b + a",
+        "add_comm a b",
+    ),
 }
 
 

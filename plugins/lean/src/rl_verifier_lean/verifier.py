@@ -25,7 +25,7 @@ class LeanVerifier(Verifier):
 
     name: ClassVar[str] = "lean"
     Config: ClassVar[type[VerifierConfig]] = LeanConfig
-    needs_sandbox: ClassVar[bool] = False
+    needs_sandbox: ClassVar[bool] = True
     default_timeout_s: ClassVar[float] = 120.0
 
     def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
