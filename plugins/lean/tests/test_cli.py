@@ -90,3 +90,18 @@ def test_doctor_says_what_to_install(tmp_path: Path) -> None:
     )
     report = json.loads(done.stdout)
     assert report["ok"] is False and {c["name"] for c in report["checks"]} >= {"lean", "repl"}
+
+
+def test_doctor_smoke_tests_the_repl_as_the_verifier_starts_it() -> None:
+    from rl_verifier_lean.config import LeanConfig
+    from rl_verifier_lean.doctor import format_report, run_doctor
+    from rl_verifier_lean.isolation import sandbox_reason
+
+    report = run_doctor(LeanConfig(repl_command=["python", FAKE_REPL]))
+    checks = {c["name"]: c for c in report["checks"]}
+    isolation = sandbox_reason("auto")[0]
+    assert checks["smoke"]["ok"] and f"({isolation})" in checks["smoke"]["detail"]
+    assert report["ok"] and format_report(report).endswith("ready")
+    broken = run_doctor(LeanConfig(repl_command=["python", FAKE_REPL + ".missing"]))
+    smoke = {c["name"]: c for c in broken["checks"]}["smoke"]
+    assert not broken["ok"] and not smoke["ok"] and "died" in smoke["detail"]
