@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from lean_helpers import FAKE_LEAN
 
 from rl_verifier_lean.candidate import build
 from rl_verifier_lean.filecheck import check_file, file_text
@@ -16,22 +16,7 @@ from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.repl import ReplDied
 from rl_verifier_lean.runner import ProofTimeout
 from rl_verifier_lean.statement import parse_reference
-
-FAKE_LEAN = """
-import json, re, sys, time
-text = open(sys.argv[1]).read()
-if "FAKE_HANG" in text:
-    time.sleep(60)
-if "FAKE_CRASH" in text:
-    sys.exit(134)
-name = re.search(r"#print axioms (\\S+)", text).group(1)
-if "bogus" in text:
-    print(json.dumps({"severity": "error", "pos": {"line": 3, "column": 0},
-                      "data": "unknown identifier 'bogus'"}))
-ax = "[propext]" if "simp" in text else "[sorryAx]"
-print(json.dumps({"severity": "information", "pos": {"line": 9, "column": 0},
-                  "data": f"'{name}' depends on axioms: {ax}"}))
-"""
+from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 STATEMENT = parse_reference({"statement": "theorem t (n : ℕ) : n + 0 = n", "header": "import X"})
 
@@ -50,7 +35,7 @@ def run(
 ) -> tuple[bool, str | None]:
     script = tmp_path / "fake_lean.py"
     script.write_text(FAKE_LEAN)
-    launch = LeanLaunch(["python", str(script)], str(tmp_path), paths=[str(script)])
+    launch = LeanLaunch(["python", str(script), "--json"], str(tmp_path), paths=[str(script)])
     candidate = build(STATEMENT, proof, "proof")
     responses = asyncio.run(check_file(launch, sandbox, STATEMENT, candidate, timeout_s, 512))
     j = judge(responses.candidate, responses.audit, candidate.audit_name, ["propext"])

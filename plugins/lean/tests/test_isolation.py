@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
-from rl_verifier_sandbox.slots import pids_of_uid
+from lean_helpers import FAKE_LEAN, FAKE_REPL, fake_verifier, lean, run_all, task
 
 from rl_verifier.contracts import Completion, Status
 from rl_verifier_lean import isolation
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
 from rl_verifier_lean.locate import lake_env, minimal_paths, repl_launch
+from rl_verifier_sandbox.slots import pids_of_uid
 
 IS_ROOT = os.geteuid() == 0
 needs_bwrap = pytest.mark.skipif(
@@ -128,11 +128,16 @@ def make_project(tmp_path: Path) -> tuple[Path, Path]:
     sysroot = tmp_path / "toolchain"
     (sysroot / "lib" / "lean").mkdir(parents=True)
     (sysroot / "lib" / "lean" / "Init.olean").write_bytes(b"olean")
+    (sysroot / "bin").mkdir()
+    fake_lean = sysroot / "bin" / "lean"
+    fake_lean.write_text("#!/usr/bin/python3\n" + FAKE_LEAN)
+    fake_lean.chmod(0o755)
     lean_path = ":".join(
         [str(sysroot / "lib" / "lean"), str(packages / "mathlib/.lake/build/lib/lean")]
     )
     bindir = tmp_path / "bin"
     bindir.mkdir()
+    (bindir / "lean").symlink_to(fake_lean)
     lake = bindir / "lake"
     lake.write_text(
         "#!/bin/sh\n"
@@ -167,6 +172,17 @@ def test_project_launch_uses_the_built_repl_and_lake_variables(lake_project: Pat
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
 def test_proofs_check_in_a_lake_project(lake_project: Path, sandbox: str) -> None:
     verifier = fake_verifier(repl_command=None, project=str(lake_project), sandbox=sandbox)
+    good, bad = run_all(verifier, [(task(), lean("by simp")), (task(), lean("by exact bogus"))])
+    assert (good.status, good.reward) == (Status.OK, 1.0), good
+    assert (bad.status, bad.reward, bad.info["reason"]) == (Status.OK, 0.0, "lean_error")
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_file_backend_in_a_lake_project(lake_project: Path, sandbox: str) -> None:
+    """Sandboxed: `LEAN_SYSROOT/bin/lean --json` with Lake's variables; plain: `lake env lean`."""
+    verifier = fake_verifier(
+        repl_command=None, project=str(lake_project), sandbox=sandbox, backend="file"
+    )
     good, bad = run_all(verifier, [(task(), lean("by simp")), (task(), lean("by exact bogus"))])
     assert (good.status, good.reward) == (Status.OK, 1.0), good
     assert (bad.status, bad.reward, bad.info["reason"]) == (Status.OK, 0.0, "lean_error")

@@ -119,7 +119,7 @@ def repl_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
                 f"the REPL is not built in {project}: run `lake build repl` there (Lean runs "
                 "sandboxed, read-only, so it cannot build it). " + INSTALL_HINT
             )
-        return with_paths(LeanLaunch([lake, "exe", "repl"], project), config)
+        return with_paths(LeanLaunch([lake, "exe", "repl"], project, env), config)
     if repl := which("repl"):
         return with_paths(LeanLaunch([repl], None, sysroot_env()), config)
     raise LeanMissing(INSTALL_HINT)
@@ -131,9 +131,9 @@ def file_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
     lake, project = which("lake"), config.project_dir()
     if not lake or not project or not Path(project).is_dir():
         raise LeanMissing(INSTALL_HINT)
+    env = lake_env(lake, project)  # also sizes the memory cap (LEAN_PATH)
     if not sandboxed:
-        return LeanLaunch([lake, "env", "lean", "--json"], project)
-    env = lake_env(lake, project)
+        return LeanLaunch([lake, "env", "lean", "--json"], project, env)
     sysroot = env.get("LEAN_SYSROOT")
     if not sysroot:
         raise LeanMissing(f"`lake env` in {project} gave no LEAN_SYSROOT. " + INSTALL_HINT)
