@@ -52,15 +52,20 @@ def test_private_host_dir_visible_read_only(sb: BwrapSandbox, private_home: Path
     assert not (tree / "lib" / "x").exists()
 
 
-def test_only_named_paths_appear(sb: BwrapSandbox, private_home: Path, tmp_path: Path) -> None:
-    (private_home / "secret.txt").write_text("SECRET")
-    (private_home / "secret.txt").chmod(0o644)
-    named = tmp_path / "named.txt"
+def test_only_named_paths_appear(sb: BwrapSandbox, tmp_path: Path) -> None:
+    """A world-readable sibling of a named file, in a directory open to all, stays hidden."""
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o755)
+    named, sibling = folder / "named.txt", folder / "sibling.txt"
     named.write_text("NAMED")
-    r = sb.run(sh(f"cat {named}; cat {private_home}/secret.txt", str(named)))
-    assert r.stdout == b"NAMED" and b"SECRET" not in r.stdout
+    sibling.write_text("SECRET")
+    for path in (named, sibling):
+        path.chmod(0o644)
+    r = sb.run(sh(f"cat {named}; cat {sibling}; ls {folder}", str(named)))
+    assert r.stdout == b"NAMED" + b"named.txt\n" and b"SECRET" not in r.stdout
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="as non-root the sandbox runs as the file's owner")
 def test_file_permissions_still_apply(sb: BwrapSandbox, private_home: Path) -> None:
     secret = private_home / "toolchain" / "lib" / "key"
     secret.write_text("KEY")

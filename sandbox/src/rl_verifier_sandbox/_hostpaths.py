@@ -10,6 +10,7 @@ Files stay subject to their own permission bits: the sandbox uid reads what "oth
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 
@@ -30,6 +31,7 @@ exec "$@"
 """
 
 
+@functools.cache
 def stage_dir() -> str:
     """An empty, world-traversable directory used as the private staging mount point."""
     for base in ("/run", tempfile.gettempdir()):

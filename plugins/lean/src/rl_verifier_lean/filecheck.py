@@ -6,15 +6,13 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import signal
-import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier_lean.candidate import Candidate
-from rl_verifier_lean.isolation import address_space, run_once
+from rl_verifier_lean.isolation import lean_job, spawn_plain
 from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.repl import ReplDied
 from rl_verifier_lean.runner import ProofTimeout, Responses
@@ -22,6 +20,9 @@ from rl_verifier_lean.statement import Statement
 
 if TYPE_CHECKING:
     from rl_verifier_sandbox.bwrap import BwrapSandbox
+
+
+FILE = "/job/Candidate.lean"  # where the sandbox puts the proof (its work dir is /job)
 
 
 def file_text(statement: Statement, candidate: Candidate) -> str:
@@ -52,14 +53,11 @@ async def check_file(
     if sandbox is None:
         code, out, err = await _run_plain(launch, text, timeout_s, memory_mb)
     else:
-        result = await run_once(
-            launch,
-            sandbox,
-            memory_mb,
-            files={"Candidate.lean": text},
-            extra_args=("/job/Candidate.lean",),
-            timeout_s=timeout_s,
+        files = {"Candidate.lean": text}
+        job = lean_job(
+            launch, sandbox, memory_mb, extra_args=(FILE,), files=files, wall_s=timeout_s
         )
+        result = await sandbox.arun(job)
         if result.timed_out:
             raise ProofTimeout(f"Lean gave no answer within {timeout_s}s")
         code = result.exit_code if result.signal is None else -result.signal
@@ -74,28 +72,10 @@ async def check_file(
 async def _run_plain(
     launch: LeanLaunch, text: str, timeout_s: float, memory_mb: int
 ) -> tuple[int | None, bytes, bytes]:
-    limit = address_space(launch, memory_mb)
-
-    def limits() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    argv = list(launch.argv)
-    if argv[0] == "python":
-        argv[0] = sys.executable
     with tempfile.TemporaryDirectory(prefix="rlv-lean-") as tmp:
         path = Path(tmp) / "Candidate.lean"
         path.write_text(text)
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            str(path),
-            cwd=launch.cwd,
-            env={**os.environ, **launch.env},
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=limits,
-        )
+        proc = await spawn_plain(launch, memory_mb, str(path))
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
         except (TimeoutError, asyncio.CancelledError) as exc:

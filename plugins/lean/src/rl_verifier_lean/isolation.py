@@ -28,7 +28,7 @@ UNLIMITED = 10**7  # the sandbox's "no CPU / wall limit" value
 CHDIR = 'cd "$1" && shift && exec "$@"'
 
 if TYPE_CHECKING:
-    from rl_verifier_sandbox.api import Job, Result
+    from rl_verifier_sandbox.api import Job
     from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 
@@ -137,31 +137,38 @@ def lean_job(
     return Job(argv=tuple(argv), files=dict(files or {}), limits=limits, policy=policy)
 
 
+async def spawn_plain(
+    launch: LeanLaunch, memory_mb: int, *extra_args: str, stdin: int | None = None
+) -> asyncio.subprocess.Process:
+    """Start Lean unsandboxed: its own session, the same RLIMIT_AS, no core dumps."""
+    argv = [*launch.argv, *extra_args]
+    if argv[0] == "python":
+        argv[0] = sys.executable
+    limit = address_space(launch, memory_mb)
+
+    def limits() -> None:  # in the child, before exec
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    pipe = asyncio.subprocess.PIPE
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=stdin,
+        stdout=pipe,
+        stderr=pipe,
+        cwd=launch.cwd,
+        env={**os.environ, **launch.env},
+        start_new_session=True,
+        preexec_fn=limits,
+        limit=READ_LIMIT,
+    )
+
+
 async def start(launch: LeanLaunch, sandbox: BwrapSandbox | None, memory_mb: int) -> LeanProcess:
     """Start a long-lived Lean process (the REPL) with pipes on stdin, stdout and stderr."""
     pipe = asyncio.subprocess.PIPE
     if sandbox is None:
-        argv = list(launch.argv)
-        if argv[0] == "python":
-            argv[0] = sys.executable
-        limit = address_space(launch, memory_mb)
-
-        def limits() -> None:  # in the child, before exec
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=pipe,
-            stdout=pipe,
-            stderr=pipe,
-            cwd=launch.cwd,
-            env={**os.environ, **launch.env},
-            start_new_session=True,
-            preexec_fn=limits,
-            limit=READ_LIMIT,
-        )
-        return LeanProcess(proc, "none")
+        return LeanProcess(await spawn_plain(launch, memory_mb, stdin=pipe), "none")
     from rl_verifier_sandbox._files import BadJob
 
     job = lean_job(launch, sandbox, memory_mb)
@@ -185,17 +192,3 @@ async def start(launch: LeanLaunch, sandbox: BwrapSandbox | None, memory_mb: int
         sandbox.slots.release(uid)
         raise
     return LeanProcess(proc, "bwrap", functools.partial(sandbox.slots.release, uid))
-
-
-async def run_once(
-    launch: LeanLaunch,
-    sandbox: BwrapSandbox,
-    memory_mb: int,
-    *,
-    files: Mapping[str, str],
-    extra_args: tuple[str, ...],
-    timeout_s: float,
-) -> Result:
-    """Run one sandboxed Lean process to completion (the per-file backend)."""
-    job = lean_job(launch, sandbox, memory_mb, extra_args=extra_args, files=files, wall_s=timeout_s)
-    return await sandbox.arun(job)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.verifier import Verifier, VerifierConfig
@@ -12,12 +12,15 @@ from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.filecheck import check_file
 from rl_verifier_lean.isolation import LeanSetupError, choose_sandbox
 from rl_verifier_lean.judge import judge, summarise
-from rl_verifier_lean.locate import LeanMissing, file_launch, repl_launch
+from rl_verifier_lean.locate import LeanLaunch, LeanMissing, file_launch, repl_launch
 from rl_verifier_lean.pool import ReplPool
 from rl_verifier_lean.repl import Repl, ReplDied
 from rl_verifier_lean.runner import HeaderFailed, ProofTimeout, Responses, check_in_pool
 from rl_verifier_lean.screen import first_banned
 from rl_verifier_lean.statement import BadReference, Statement, last_lean_block, parse_reference
+
+if TYPE_CHECKING:
+    from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 
 class LeanVerifier(Verifier):
@@ -31,6 +34,7 @@ class LeanVerifier(Verifier):
     def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
         super().__init__(config)
         self._pool: ReplPool | None = None
+        self._file_backend: tuple[BwrapSandbox | None, LeanLaunch] | None = None
 
     @property
     def settings(self) -> LeanConfig:
@@ -50,6 +54,13 @@ class LeanVerifier(Verifier):
 
             self._pool = ReplPool(start, cfg.pool_size, cfg.max_uses, cfg.max_rss_mb)
         return self._pool
+
+    def file_backend(self) -> tuple[BwrapSandbox | None, LeanLaunch]:
+        """Where and how the per-file backend runs Lean: decided once, not per proof."""
+        if self._file_backend is None:
+            sandbox = choose_sandbox(self.settings.sandbox)
+            self._file_backend = sandbox, file_launch(self.settings, sandboxed=sandbox is not None)
+        return self._file_backend
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -87,8 +98,7 @@ class LeanVerifier(Verifier):
         cfg = self.settings
         try:
             if cfg.backend == "file":
-                sandbox = choose_sandbox(cfg.sandbox)
-                launch = file_launch(cfg, sandboxed=sandbox is not None)
+                sandbox, launch = self.file_backend()
                 responses = await check_file(
                     launch, sandbox, statement, candidate, self._deadline(), cfg.memory_mb
                 )
