@@ -134,18 +134,57 @@ async def drain_lines(stream: asyncio.StreamReader, tail: deque[str]) -> None:
         tail.append(line.decode(errors="replace"))
 
 
+class PipedProcess:
+    """A child started in its own session, its stderr drained into a short tail: killable
+    as a group, and able to say how it died."""
+
+    noun = "process"  # how death reports name it
+
+    def __init__(self, proc: asyncio.subprocess.Process, tail_lines: int = 40) -> None:
+        assert proc.stderr is not None
+        self.proc = proc
+        self.stderr_tail: deque[str] = deque(maxlen=tail_lines)
+        self._drain = asyncio.create_task(drain_lines(proc.stderr, self.stderr_tail))
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None
+
+    def kill(self) -> None:
+        """Kill the process and everything it started."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    async def death_report(self) -> str:
+        """'<noun> died (exit code N | signal N): <last stderr lines>'."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), 2)
+            await asyncio.wait_for(asyncio.shield(self._drain), 1)
+        code = self.proc.returncode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        tail = " | ".join("".join(self.stderr_tail).strip().splitlines()[-3:])
+        return f"{self.noun} died ({how})" + (f": {tail}" if tail else "")
+
+    async def stop(self) -> None:
+        """Kill, reap, and stop draining."""
+        self.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait(), 5)
+        self._drain.cancel()
+
+
 class WorkerDied(Exception):
     """The worker process ended before answering."""
 
 
-class Worker:
+class Worker(PipedProcess):
     """One worker process speaking JSON lines on its stdin and stdout."""
 
+    noun = "verifier worker"
+
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+        super().__init__(proc)
         self.opened: set[str] = set()
-        self.stderr_tail: deque[str] = deque(maxlen=40)
-        self._drain = asyncio.create_task(self._drain_stderr())
 
     @classmethod
     async def spawn(cls) -> Worker:
@@ -163,10 +202,6 @@ class Worker:
         )
         return cls(proc)
 
-    async def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        await drain_lines(self.proc.stderr, self.stderr_tail)
-
     async def request(self, message: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
@@ -180,24 +215,6 @@ class Worker:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None
-
-    def kill(self) -> None:
-        """Kill the worker and everything it started."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-
-    async def death_report(self) -> str:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.proc.wait(), 2)
-            await asyncio.wait_for(self._drain, 1)
-        code = self.proc.returncode
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        tail = "".join(self.stderr_tail).strip().splitlines()[-3:]
-        return f"verifier worker died ({how})" + (": " + " | ".join(tail) if tail else "")
-
     async def shutdown(self) -> None:
         """Ask the worker to close its verifiers and exit; kill it if it lingers."""
         if self.alive and self.proc.stdin is not None:
@@ -205,10 +222,7 @@ class Worker:
                 self.proc.stdin.close()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), 10)
-        self.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.proc.wait(), 5)
-        self._drain.cancel()
+        await self.stop()
 
 
 class ProcessExecutor(Executor):
