@@ -28,6 +28,7 @@ from rl_verifier_server.runtime import (
     UserInputError,
     read_checkpoint_info,
 )
+from rl_verifier_server.runtime.optim import check_adam
 from rl_verifier_server.runtime.sampling import SamplingParams, StopCriteria, make_generator
 
 # Support: a tiny model and an independent LoRA reference --------------------------------
@@ -780,3 +781,28 @@ def test_throughput_smoke(host: ModelHost) -> None:
     sample_rate = sum(len(s.tokens) for s in samples) / (time.perf_counter() - start)
     print(f"forward_backward {fb_rate:.0f} tok/s, sampling {sample_rate:.0f} tok/s")
     assert fb_rate > 100 and sample_rate > 100
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [
+        ("learning_rate", -1e-3),
+        ("beta1", 1.0),
+        ("beta2", -0.1),
+        ("eps", float("nan")),
+        ("weight_decay", float("inf")),
+        ("grad_clip_norm", -1.0),
+    ],
+)
+def test_adam_params_are_checked_one_by_one(field: str, bad: float) -> None:
+    good = {
+        "learning_rate": 1e-3,
+        "beta1": 0.9,
+        "beta2": 0.999,
+        "eps": 1e-8,
+        "weight_decay": 0.0,
+        "grad_clip_norm": 1.0,
+    }
+    check_adam(**good)  # the defaults pass
+    with pytest.raises(UserInputError, match=rf"invalid AdamParams\.{field}: "):
+        check_adam(**{**good, field: bad})

@@ -337,9 +337,7 @@ def _rolling(values: Sequence[float], window: int) -> list[float]:
 
 
 def _plot_reward(ax: Axes, run: Run) -> None:
-    ax.set_title("Reward per step")
-    ax.set_xlabel("step")
-    ax.set_ylabel("reward")
+    _axes(ax, "Reward per step", "reward")
     _shade_warmup(ax, run)
     lows, highs = _series(run, "reward_min"), _series(run, "reward_max")
     band = [
@@ -409,9 +407,7 @@ def _checkpoint_steps(run: Run) -> list[float]:
 
 
 def _plot_components(ax: Axes, run: Run) -> None:
-    ax.set_title("Reward components (mean per step)")
-    ax.set_xlabel("step")
-    ax.set_ylabel("component mean")
+    _axes(ax, "Reward components (mean per step)", "component mean")
     keys = _keys(run, "components")
     for key in keys:
         steps, values = _present(run.steps, _series(run, key, "components"))
@@ -420,6 +416,38 @@ def _plot_components(ax: Axes, run: Run) -> None:
         ax.legend(fontsize="small", loc="best", ncol=2 if len(keys) > 4 else 1)
     else:
         _no_data(ax, "no reward components logged")
+
+
+def _axes(ax: Axes, title: str, ylabel: str) -> None:
+    ax.set_title(title)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+
+
+def _stack(
+    ax: Axes,
+    run: Run,
+    layers: list[tuple[str, list[float]]],
+    colours: dict[str, str],
+    bottom: list[float] | None = None,
+) -> list[float]:
+    """Draw ``(label, heights)`` layers as stacked bars on ``bottom``; return the tops."""
+    bottom = bottom or [0.0] * len(run.steps)
+    for label, heights in layers:
+        ax.bar(
+            run.steps,
+            heights,
+            bottom=bottom,
+            width=_bar_width(run),
+            label=label,
+            color=colours.get(label),
+        )
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    return bottom
+
+
+def _heights(run: Run, key: str, group: str) -> list[float]:
+    return [v or 0.0 for v in _series(run, key, group)]
 
 
 def _plot_stacked(
@@ -431,22 +459,9 @@ def _plot_stacked(
     title: str,
     ylabel: str,
 ) -> None:
-    ax.set_title(title)
-    ax.set_xlabel("step")
-    ax.set_ylabel(ylabel)
+    _axes(ax, title, ylabel)
     keys = _keys(run, group, first)
-    bottom = [0.0] * len(run.steps)
-    for key in keys:
-        heights = [v or 0.0 for v in _series(run, key, group)]
-        ax.bar(
-            run.steps,
-            heights,
-            bottom=bottom,
-            width=_bar_width(run),
-            label=key,
-            color=colours.get(key),
-        )
-        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    _stack(ax, run, [(key, _heights(run, key, group)) for key in keys], colours)
     if keys:
         ax.legend(fontsize="small", loc="best")
     else:
@@ -457,32 +472,12 @@ def _plot_time(ax: Axes, run: Run) -> None:
     keys = _keys(run, "time", TIME_KEYS)
     parts = [k for k in keys if k in TIME_KEYS]  # waiting overlaps these; not stacked
     colours = {**TIME_COLOURS, "other": "#bbbbbb"}
-    ax.set_title("Time per step")
-    ax.set_xlabel("step")
-    ax.set_ylabel("seconds")
-    bottom = [0.0] * len(run.steps)
-    for key in parts:
-        heights = [v or 0.0 for v in _series(run, key, "time")]
-        ax.bar(
-            run.steps,
-            heights,
-            bottom=bottom,
-            width=_bar_width(run),
-            label=key,
-            color=colours.get(key),
-        )
-        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    _axes(ax, "Time per step", "seconds")
+    bottom = _stack(ax, run, [(key, _heights(run, key, "time")) for key in parts], colours)
     totals = _series(run, "total", "time")
     other = [max(0.0, t - b) if t is not None else 0.0 for t, b in zip(totals, bottom, strict=True)]
     if any(o > 1e-9 * max(1.0, t or 0.0) for o, t in zip(other, totals, strict=True)):
-        ax.bar(
-            run.steps,
-            other,
-            bottom=bottom,
-            width=_bar_width(run),
-            label="other",
-            color=colours["other"],
-        )
+        _stack(ax, run, [("other", other)], colours, bottom)  # what no timer covers
     if keys:
         ax.legend(fontsize="small", loc="best")
     else:

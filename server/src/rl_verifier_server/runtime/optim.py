@@ -25,14 +25,6 @@ def check_adam(
     weight_decay: float,
     grad_clip_norm: float,
 ) -> None:
-    checks = {
-        "learning_rate": learning_rate >= 0,
-        "beta1": 0 <= beta1 < 1,
-        "beta2": 0 <= beta2 < 1,
-        "eps": eps >= 0,
-        "weight_decay": weight_decay >= 0,
-        "grad_clip_norm": grad_clip_norm >= 0,
-    }
     values = {
         "learning_rate": learning_rate,
         "beta1": beta1,
@@ -41,9 +33,10 @@ def check_adam(
         "weight_decay": weight_decay,
         "grad_clip_norm": grad_clip_norm,
     }
-    for name, ok in checks.items():
-        if not (ok and math.isfinite(values[name])):
-            raise UserInputError(f"invalid AdamParams.{name}: {values[name]}")
+    for name, value in values.items():
+        below_one = value < 1 if name.startswith("beta") else True  # betas lie in [0, 1)
+        if not (math.isfinite(value) and value >= 0 and below_one):
+            raise UserInputError(f"invalid AdamParams.{name}: {value}")
 
 
 def adamw_step(
