@@ -63,12 +63,7 @@ def test_verify_writes_scores_joinable_by_sample_index(
     summary = tmp_path / "summary.json"
     result = rlv(
         "verify",
-        "--tasks",
-        str(tasks),
-        "--completions",
-        str(completions),
-        "--out",
-        str(out),
+        *io_args(tasks, completions, out),
         "--summary-json",
         str(summary),
     )
@@ -99,14 +94,14 @@ def test_zero_rewards_still_exit_zero(tmp_path: Path, batch: tuple[Path, Path]) 
         "format",
         "--config",
         "pattern=nothing-matches",
-        "--tasks",
-        str(tasks),
-        "--completions",
-        str(completions),
-        "--out",
-        str(tmp_path / "s.jsonl"),
+        *io_args(tasks, completions, tmp_path / "s.jsonl"),
     )
     assert result.returncode == 0, result.stderr
+
+
+def io_args(tasks: Path | str, completions: Path | str, out: Path | str) -> list[str]:
+    """The three file options every `rlv verify` call names."""
+    return ["--tasks", str(tasks), "--completions", str(completions), "--out", str(out)]
 
 
 def assert_user_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
@@ -123,9 +118,7 @@ def test_malformed_jsonl_names_file_and_line(tmp_path: Path, batch: tuple[Path, 
     with completions.open("a") as handle:
         handle.write('{"task_id": "a", "completion": \n')
     out = tmp_path / "s.jsonl"
-    result = rlv(
-        "verify", "--tasks", str(tasks), "--completions", str(completions), "--out", str(out)
-    )
+    result = rlv("verify", *io_args(tasks, completions, out))
     assert_user_error(result, f"{completions}:4", "malformed JSON")
     assert not out.exists() and not list(tmp_path.glob("*.partial"))
 
@@ -147,12 +140,7 @@ def test_bad_rows_name_file_and_line(
         handle.write("\n" + json.dumps(row) + "\n")
     result = rlv(
         "verify",
-        "--tasks",
-        str(tasks),
-        "--completions",
-        str(completions),
-        "--out",
-        str(tmp_path / "s"),
+        *io_args(tasks, completions, tmp_path / "s"),
     )
     assert_user_error(result, f"{completions}:5", fragment)
 
@@ -160,7 +148,7 @@ def test_bad_rows_name_file_and_line(
 def test_user_errors_are_one_line(tmp_path: Path, batch: tuple[Path, Path]) -> None:
     tasks, completions = batch
     out = str(tmp_path / "s.jsonl")
-    common = ["--tasks", str(tasks), "--completions", str(completions), "--out", out]
+    common = io_args(tasks, completions, out)
     assert_user_error(
         rlv("verify", "--verifier", "nope", *common), "unknown verifier 'nope'", "exact_match"
     )
@@ -175,12 +163,7 @@ def test_user_errors_are_one_line(tmp_path: Path, batch: tuple[Path, Path]) -> N
     assert_user_error(
         rlv(
             "verify",
-            "--tasks",
-            str(tmp_path / "none.jsonl"),
-            "--completions",
-            str(completions),
-            "--out",
-            out,
+            *io_args(tmp_path / "none.jsonl", completions, out),
         ),
         "none.jsonl: no such file",
     )
@@ -203,12 +186,7 @@ def test_config_file_and_overrides(tmp_path: Path, batch: tuple[Path, Path]) -> 
         str(tmp_path / "c.toml"),
         "--config",
         "exact_match.normalise=true",
-        "--tasks",
-        str(tasks),
-        "--completions",
-        str(completions),
-        "--out",
-        str(out),
+        *io_args(tasks, completions, out),
     )
     assert result.returncode == 0, result.stderr
     rewards = [json.loads(line)["reward"] for line in out.read_text().splitlines()]
@@ -284,12 +262,7 @@ def test_verifier_that_never_returns_is_cut_and_the_rest_score(
         "verify",
         "--verifier",
         "hang",
-        "--tasks",
-        str(tasks),
-        "--completions",
-        str(completions),
-        "--out",
-        str(out),
+        *io_args(tasks, completions, out),
         env={"PYTHONPATH": str(site)},
     )
     assert result.returncode == 0, result.stderr
@@ -317,12 +290,7 @@ def test_register_verifier_fixture_makes_a_class_usable_in_process(
             "verify",
             "--verifier",
             "behaviour",
-            "--tasks",
-            str(tasks),
-            "--completions",
-            str(completions),
-            "--out",
-            str(out),
+            *io_args(tasks, completions, out),
         ],
     )
     assert result.exit_code == 0, result.output

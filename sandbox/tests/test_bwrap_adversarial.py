@@ -99,10 +99,9 @@ def test_huge_file(any_sb: Sandbox) -> None:
 
 def test_gigabytes_of_stdout(any_sb: Sandbox) -> None:
     code = "import os\nwhile True:\n    os.write(1, b'y' * 65536)"
-    t0 = time.monotonic()
     r = any_sb.run(py(code, stdout_bytes=1 << 16, wall_s=20))
     assert r.limit_hit == "output" and r.stdout_truncated and len(r.stdout) == 1 << 16
-    assert time.monotonic() - t0 < 3.0
+    assert not r.timed_out  # the output cap stopped it, not the 20 s deadline
 
 
 def test_network_unreachable(any_sb: Sandbox) -> None:
