@@ -7,7 +7,7 @@ PLUGINS := $(sort $(wildcard plugins/*))
 DISTS := core server sandbox $(PLUGINS)
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck pytest clean
+.PHONY: system-deps install demo test lint typecheck pytest clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,12 @@ $(STAMP): $(PY) requirements-dev.txt $(addsuffix /pyproject.toml,$(DISTS))
 	$(PY) -m pip install -q -r requirements-dev.txt $(foreach d,$(DISTS),-e '$(d)[test]')
 	touch $@
 
-install: $(STAMP)
+# Debian packages the suite and the demo need (bubblewrap, Chromium, ...): installed
+# when missing as root; otherwise one line naming the command to run.
+system-deps:
+	@bash tools/system-deps.sh
+
+install: system-deps $(STAMP)
 
 demo: install
 	$(RLV) plugins
