@@ -19,6 +19,7 @@ from typing import Any
 import pluggy
 
 from rl_verifier import builtin, hookspecs
+from rl_verifier.hookspecs import EnvironmentRegistrar, TaskSetRegistrar, VerifierRegistrar
 from rl_verifier.registry import NameConflict, VerifierRegistry
 from rl_verifier.verifier import Verifier
 
@@ -83,10 +84,14 @@ class Plugins:
                 self.pm.unregister(plugin)
             info.fail(f"{type(exc).__name__}: {exc}")
             return False
-        registrars = {
+        task_sets: TaskSetRegistrar = self._named_registrar(info, self.task_sets, "task set")
+        environments: EnvironmentRegistrar = self._named_registrar(
+            info, self.environments, "environment"
+        )
+        registrars: dict[str, object] = {
             "register_verifiers": self._registrar(info),
-            "register_task_sets": self._named_registrar(info, self.task_sets, "task set"),
-            "register_environments": self._named_registrar(info, self.environments, "environment"),
+            "register_task_sets": task_sets,
+            "register_environments": environments,
         }
         for hook, register in registrars.items():
             for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -106,8 +111,8 @@ class Plugins:
         except Exception as exc:  # noqa: BLE001 - a plugin's fault is reported, not raised
             info.fail(f"hook {hook} raised {type(exc).__name__}: {exc}")
 
-    def _registrar(self, info: PluginInfo) -> Any:
-        def register(cls: type[Verifier]) -> None:
+    def _registrar(self, info: PluginInfo) -> VerifierRegistrar:
+        def register(cls: type[Verifier], /) -> None:
             try:
                 self.registry.add(cls, info.name, info.version or "unknown")
             except (NameConflict, TypeError) as exc:
@@ -118,8 +123,12 @@ class Plugins:
         return register
 
     @staticmethod
-    def _named_registrar(info: PluginInfo, table: dict[str, Named], what: str) -> Any:
-        def register(name: str, value: Callable[..., Any]) -> None:
+    def _named_registrar(
+        info: PluginInfo, table: dict[str, Named], what: str
+    ) -> Callable[[str, Callable[..., Any]], None]:
+        """A ``TaskSetRegistrar`` or ``EnvironmentRegistrar`` filling ``table``."""
+
+        def register(name: str, value: Callable[..., Any], /) -> None:
             taken = table.get(name)
             if taken is not None:
                 info.errors.append(

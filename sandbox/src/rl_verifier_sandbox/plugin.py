@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
@@ -11,7 +10,7 @@ from rl_verifier import hookimpl
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
+def register_commands(cli: click.Group) -> None:
     cli.add_command(sandbox)
 
 

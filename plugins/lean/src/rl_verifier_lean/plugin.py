@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
 
 import click
 
-from rl_verifier.contracts import Task
-from rl_verifier.hookspecs import hookimpl
-from rl_verifier.verifier import Verifier
+from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier_lean.tasks import example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
 
 
 @hookimpl
-def register_verifiers(register: Callable[[type[Verifier]], None]) -> None:
+def register_verifiers(register: VerifierRegistrar) -> None:
     register(LeanVerifier)
 
 
 @hookimpl
-def register_task_sets(register: Callable[[str, Callable[[], list[Task]]], None]) -> None:
+def register_task_sets(register: TaskSetRegistrar) -> None:
     register("lean-example", example_tasks)
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
+def register_commands(cli: click.Group) -> None:
     cli.add_command(lean)
 
 
