@@ -1,4 +1,5 @@
-"""``rlv plugin new`` makes a package that installs, is discovered and passes its tests.
+"""``rlv plugin new`` makes a package that installs, is discovered, passes its tests,
+type-checks and lints as generated, and scores its sample data as its README says.
 
 The package is installed into a throwaway virtual environment layered on this one,
 so the test leaves the project's environment as it found it."""
@@ -6,60 +7,92 @@ so the test leaves the project's environment as it found it."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from rlv_layered_venv import LayeredVenv, shell_lines
 
+from rl_verifier.cli import cli
 from rl_verifier.errors import UserError
-from rl_verifier.scaffold import create_plugin
+from rl_verifier.scaffold import PluginNames, create_plugin
 
 
-def layered_venv(root: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
-    python = root / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    parent = sysconfig.get_paths()["purelib"]
-    Path(site, "_parent_env.pth").write_text(f"import site; site.addsitedir({parent!r})\n")
-    return python
+def test_generated_plugin_installs_runs_its_readme_and_passes_checks(tmp_path: Path) -> None:
+    package = create_plugin("word-hit", tmp_path / "rl-verifier-word-hit")
+    venv = LayeredVenv(tmp_path / "venv")
+    venv.install(package)
 
-
-def run(python: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(python), *args], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
-
-
-def test_generated_plugin_installs_is_discovered_and_passes_its_tests(tmp_path: Path) -> None:
-    package = create_plugin("word_hit", tmp_path / "rl-verifier-word-hit")
-    python = layered_venv(tmp_path / "venv")
-    install = run(
-        python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", str(package)
-    )
-    assert install.returncode == 0, install.stderr[-2000:]
-
-    listing = run(python, "-c", "from rl_verifier.cli import main; main()", "plugins", "--json")
+    listing = venv.shell("rlv plugins --json", cwd=package)
     plugins = {p["name"]: p for p in json.loads(listing.stdout)}
     assert plugins["word_hit"]["verifiers"] == ["word_hit"], listing.stderr
     assert plugins["word_hit"]["distribution"] == "rl-verifier-word-hit"
 
-    tests = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=package)
+    readme = (package / "README.md").read_text()
+    [verify] = shell_lines(readme, "rlv verify")
+    scored = venv.shell(verify, cwd=package)
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    rows = [json.loads(line) for line in (package / "scores.jsonl").read_text().splitlines()]
+    got = sorted((r["task_id"], r["sample_index"], r["status"], r["reward"]) for r in rows)
+    assert got == [
+        ("fruit", 0, "ok", 0.0),
+        ("fruit", 1, "ok", 1.0),
+        ("sky", 0, "ok", 1.0),
+        ("sky", 1, "invalid", 0.0),
+    ]
+    promise = "reward 1 (`ok`), status `invalid` (no `<answer>` tag), reward 0 (`ok`) and reward 1"
+    assert promise in " ".join(readme.split())
+
+    tests = venv.run("-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=package)
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert " passed" in tests.stdout and "failed" not in tests.stdout
+    venv.check_types_and_lint(package)
+
+
+def test_hyphenated_name_gives_pip_import_and_verifier_names(tmp_path: Path) -> None:
+    names = PluginNames.parse("json-schema")
+    assert (names.dist, names.module, names.name) == (
+        "rl-verifier-json-schema",
+        "rl_verifier_json_schema",
+        "json_schema",
+    )
+    assert PluginNames.parse("rl-verifier-json_schema") == names
+    result = CliRunner().invoke(cli, ["plugin", "new", "json-schema", "--dir", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    pyproject = (tmp_path / "p" / "pyproject.toml").read_text()
+    assert 'name = "rl-verifier-json-schema"' in pyproject
+    assert 'json_schema = "rl_verifier_json_schema.plugin"' in pyproject
+    assert (tmp_path / "p" / "src" / "rl_verifier_json_schema" / "verifier.py").is_file()
+    assert "`-` means minus" in (tmp_path / "p" / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("format", "'format' is a built-in verifier"),
+        ("exact-match", "'exact_match' is a built-in verifier"),
+        ("calibration", "verifier 'calibration' comes from plugin 'calibration'"),
+        ("pytest", "verifier 'pytest' comes from plugin 'pytest_exec'"),
+        ("sandbox", "an installed plugin is named 'sandbox'"),
+        ("pytest_exec", "an installed plugin is named 'pytest_exec'"),
+    ],
+)
+def test_refuses_names_taken_by_the_core_or_installed_plugins(
+    tmp_path: Path, name: str, reason: str
+) -> None:
+    with pytest.raises(UserError, match="choose another name") as caught:
+        create_plugin(name, tmp_path / "p")
+    assert reason in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "p").exists()
 
 
 def test_refuses_bad_names_and_non_empty_directories(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="must start with a lowercase letter"):
-        create_plugin("Bad-Name", tmp_path / "x")
+    for bad in ["Bad-Name", "json--schema", "-json", "json-", "9lives", "a b"]:
+        with pytest.raises(UserError, match="must start with a lowercase letter"):
+            create_plugin(bad, tmp_path / "x")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
-    with pytest.raises(UserError, match="not empty"):
+    with pytest.raises(UserError, match="not an empty directory"):
         create_plugin("ok_name", tmp_path / "full")
     assert [p.name for p in (tmp_path / "full").iterdir()] == ["keep.txt"]

@@ -19,7 +19,6 @@ import pluggy
 if TYPE_CHECKING:
     from rl_verifier.contracts import Task
     from rl_verifier.train.config import TrainConfig
-    from rl_verifier.train.environments import Environment
     from rl_verifier.verifier import Verifier
 
 hookspec = pluggy.HookspecMarker("rl_verifier")
@@ -47,8 +46,13 @@ class TaskSetRegistrar(Protocol):
 class EnvironmentRegistrar(Protocol):
     """What ``register_environments`` receives."""
 
-    def __call__(self, name: str, factory: Callable[[TrainConfig], Environment], /) -> None:
-        """Offer the training environment ``name``; ``factory(config)`` builds it for a run."""
+    def __call__(self, name: str, factory: Callable[[TrainConfig], object], /) -> None:
+        """Offer the training environment ``name``; ``factory(config)`` builds it for a run.
+
+        The factory returns an ``rl_verifier.train.environments.Environment``. The return
+        type says ``object`` so that type-checking a plugin does not pull in the training
+        stack (tinker, torch).
+        """
 
 
 @hookspec
