@@ -170,12 +170,16 @@ def plugin() -> None:
     help="Where to create the package [default: ./rl-verifier-NAME].",
 )
 def plugin_new(name: str, directory: Path | None) -> None:
-    """Create a plugin package with a verifier skeleton and contract tests."""
+    """Create plugin package NAME: a verifier skeleton, sample data and contract tests.
+
+    NAME as you would say it, e.g. json-schema: the distribution is rl-verifier-json-schema,
+    the import package rl_verifier_json_schema, the verifier json_schema.
+    """
     from rl_verifier.scaffold import create_plugin
 
     target = create_plugin(name, directory)
-    click.echo(f"created {target}")
-    click.echo(f"next: pip install -e {target}[test] && pytest {target}")
+    click.echo(f"created {target} (its README.md says what is in it)")
+    click.echo(f"next: cd {target} && pip install -e '.[test]' && pytest")
 
 
 @cli.command()
