@@ -3,31 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from rlv_cli_helpers import assert_user_error, io_args, rlv, write_jsonl
 from rlv_fake_plugins import GOOD_PLUGIN, MakePlugin
-
-
-def rlv(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from rl_verifier.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-        timeout=120,
-    )
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 @pytest.fixture
@@ -99,20 +79,6 @@ def test_zero_rewards_still_exit_zero(tmp_path: Path, batch: tuple[Path, Path]) 
     assert result.returncode == 0, result.stderr
 
 
-def io_args(tasks: Path | str, completions: Path | str, out: Path | str) -> list[str]:
-    """The three file options every `rlv verify` call names."""
-    return ["--tasks", str(tasks), "--completions", str(completions), "--out", str(out)]
-
-
-def assert_user_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-
-
 def test_malformed_jsonl_names_file_and_line(tmp_path: Path, batch: tuple[Path, Path]) -> None:
     tasks, completions = batch
     with completions.open("a") as handle:
@@ -128,7 +94,10 @@ def test_malformed_jsonl_names_file_and_line(tmp_path: Path, batch: tuple[Path, 
     [
         ({"task_id": "zzz", "completion": "x"}, "task_id 'zzz' is not in the tasks file"),
         ({"task_id": "a"}, "field 'completion'"),
-        ({"task_id": "a", "completion": "x", "extra": 1}, "field 'extra': unknown field"),
+        (
+            {"task_id": "a", "completion": 7},
+            "field 'completion': expected a string or a list of chat messages",
+        ),
         ([1, 2], "expected a JSON object"),
     ],
 )

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+)
 
 JsonDict = dict[str, Any]
 
@@ -20,7 +28,28 @@ class ChatMessage(BaseModel):
     content: Any = None
 
 
-Text = str | list[ChatMessage]
+def _text_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "text"
+    return "chat" if isinstance(value, list) else None
+
+
+Text = Annotated[
+    Annotated[str, Tag("text")] | Annotated[list[ChatMessage], Tag("chat")],
+    Discriminator(
+        _text_kind,
+        custom_error_type="text_or_chat",
+        custom_error_message="expected a string or a list of chat messages ({role, content})",
+    ),
+]
+
+
+def _integer_as_text(value: Any) -> Any:
+    """Data dumps often carry numeric ids; ``7`` and ``"7"`` name the same task."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Id = Annotated[str, BeforeValidator(_integer_as_text)]
 
 
 class Task(BaseModel):
@@ -28,7 +57,7 @@ class Task(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str
+    id: Id
     prompt: Text
     verifier: str | None = None
     reference: JsonDict = Field(default_factory=dict)
@@ -40,7 +69,7 @@ class Completion(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task_id: str
+    task_id: Id
     completion: Text
 
     def text(self) -> str:

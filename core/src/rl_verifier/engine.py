@@ -109,6 +109,13 @@ class ScoringEngine:
         await asyncio.gather(*(lane() for _ in range(lanes)))
         return [s for s in results if s is not None]
 
+    def remember(self, reward: Reward, score: Score) -> None:
+        """Count a score finished earlier (a resumed batch) in the batch metrics."""
+        if not self.keep_scores:
+            return
+        for name, part in reward.split(score).items():
+            self.record.scores.setdefault(name, []).append(part)
+
     def batch_metrics(self, rewards: Sequence[Reward]) -> dict[str, float]:
         """Each verifier's batch figures; prefixed by verifier name when several ran."""
         verifiers = {name: r.verifiers[name] for r in rewards for name in r.names}

@@ -1,93 +1,175 @@
-"""JSON Lines in and out: errors name the file and line; output appears whole or not at all."""
+"""JSON Lines in and out: errors name the file and line; output appears whole or not at all.
+
+``-`` as a path means standard input (or output). Columns a row's model does not know
+are left out, so real data dumps with extra columns load; they are returned beside
+each row for callers that carry them along.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from rl_verifier.contracts import Completion, Task
 from rl_verifier.engine import Sample
-from rl_verifier.errors import UserError
+from rl_verifier.errors import UserError, validation_problems
 
 Row = TypeVar("Row", bound=BaseModel)
+STDIO = "-"
 
 
-def read_rows(path: Path, model: type[Row]) -> list[tuple[int, Row]]:
-    """Parse every non-blank line of ``path`` as ``model``, with its line number."""
+@dataclass(frozen=True)
+class Parsed(Generic[Row]):
+    """One row of a JSONL file: its line number, the row and the columns left out."""
+
+    line: int
+    row: Row
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def is_stdio(path: Path | str) -> bool:
+    return str(path) == STDIO
+
+
+def display(path: Path | str) -> str:
+    return "<stdin>" if is_stdio(path) else str(path)
+
+
+@contextmanager
+def open_text(path: Path) -> Iterator[Iterable[str]]:
+    """Lines of ``path`` (or of standard input for ``-``), with user-facing errors."""
+    if is_stdio(path):
+        yield sys.stdin
+        return
     try:
         handle = path.open(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, expected a JSONL file") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    rows: list[tuple[int, Row]] = []
     with handle:
+        yield handle
+
+
+def read_rows(path: Path, model: type[Row]) -> list[tuple[int, Row]]:
+    """Parse every non-blank line of ``path`` as ``model``, with its line number."""
+    return [(parsed.line, parsed.row) for parsed in read_parsed(path, model)]
+
+
+def read_parsed(path: Path, model: type[Row]) -> list[Parsed[Row]]:
+    """Every non-blank line of ``path`` as ``model``, with its unknown columns."""
+    rows: list[Parsed[Row]] = []
+    with open_text(path) as lines:
         try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                rows.append((number, parse_row(path, number, line, model)))
+            for number, line in enumerate(lines, start=1):
+                if line.strip():
+                    rows.append(parse_row(display(path), number, line, model))
         except UnicodeDecodeError as exc:
-            raise UserError(f"{path}: not UTF-8 text ({exc.reason})") from None
+            raise UserError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
     return rows
 
 
-def parse_row(path: Path, number: int, line: str, model: type[Row]) -> Row:
-    where = f"{path}:{number}"
+def parse_row(name: str, number: int, line: str, model: type[Row]) -> Parsed[Row]:
+    where = f"{name}:{number}"
     try:
         data: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: malformed JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    known = {k: v for k, v in data.items() if k in model.model_fields}
+    extra = {k: v for k, v in data.items() if k not in model.model_fields}
     try:
-        return model.model_validate(data)
+        return Parsed(number, model.model_validate(known), extra)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(row)"
-        problem = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise UserError(f"{where}: field '{field}': {problem}{more}") from None
+        problems = validation_problems(exc)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UserError(f"{where}: {problems[0]}{more}") from None
+
+
+def index_tasks(rows: Iterable[Parsed[Task]], source: str) -> dict[str, Task]:
+    tasks: dict[str, Task] = {}
+    for parsed in rows:
+        if parsed.row.id in tasks:
+            raise UserError(f"{source}:{parsed.line}: duplicate task id '{parsed.row.id}'")
+        tasks[parsed.row.id] = parsed.row
+    return tasks
 
 
 def load_tasks(path: Path) -> dict[str, Task]:
-    tasks: dict[str, Task] = {}
-    for number, task in read_rows(path, Task):
-        if task.id in tasks:
-            raise UserError(f"{path}:{number}: duplicate task id '{task.id}'")
-        tasks[task.id] = task
-    return tasks
+    return index_tasks(read_parsed(path, Task), display(path))
 
 
 def load_samples(tasks: dict[str, Task], path: Path) -> list[Sample]:
     """Completions joined to their tasks; ``index`` counts per task in file order."""
+    return [sample for sample, _ in load_samples_with_columns(tasks, path)]
+
+
+def load_samples_with_columns(
+    tasks: dict[str, Task], path: Path
+) -> list[tuple[Sample, dict[str, Any]]]:
+    """Like ``load_samples``, with each completion row's unknown columns."""
     counts: dict[str, int] = {}
-    samples: list[Sample] = []
-    for number, completion in read_rows(path, Completion):
+    samples: list[tuple[Sample, dict[str, Any]]] = []
+    for parsed in read_parsed(path, Completion):
+        completion = parsed.row
         task = tasks.get(completion.task_id)
         if task is None:
             raise UserError(
-                f"{path}:{number}: task_id '{completion.task_id}' is not in the tasks file"
+                f"{display(path)}:{parsed.line}: task_id '{completion.task_id}' "
+                "is not in the tasks file"
             )
         index = counts.get(task.id, 0)
         counts[task.id] = index + 1
-        samples.append(Sample(task, completion, index))
+        samples.append((Sample(task, completion, index), parsed.extra))
     return samples
 
 
+def read_finished(path: Path, model: type[Row]) -> list[Row]:
+    """Rows of a file that an interrupted writer may have left with a torn last line."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    rows: list[Row] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(model.model_validate_json(line))
+        except ValidationError:
+            if number == len(lines):
+                break  # torn by the interruption
+            raise UserError(f"{path}:{number}: not a row this command wrote") from None
+    return rows
+
+
+def partial_path(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
 @contextmanager
-def atomic_output(path: Path) -> Iterator[IO[str]]:
-    """Write to ``path.partial``, flushed line by line, and rename on success."""
-    partial = path.with_name(path.name + ".partial")
+def atomic_output(path: Path, resumable: bool = False) -> Iterator[IO[str]]:
+    """Write to ``path.partial``, flushed line by line, and rename on success.
+
+    On failure the partial file is removed. A ``resumable`` output appends to the
+    partial file and keeps it after an interrupt (Ctrl-C), so finished rows survive
+    for a later ``--resume``.
+    """
+    partial = partial_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = partial.open("w", encoding="utf-8")
+        handle = partial.open("a" if resumable else "w", encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot write: {exc.strerror}") from None
     try:
@@ -95,7 +177,19 @@ def atomic_output(path: Path) -> Iterator[IO[str]]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-    except BaseException:
-        partial.unlink(missing_ok=True)
+    except BaseException as exc:
+        if not (resumable and isinstance(exc, KeyboardInterrupt)):
+            partial.unlink(missing_ok=True)
         raise
     os.replace(partial, path)
+
+
+def write_rows_atomically(path: Path, lines: Iterable[str]) -> None:
+    """Replace ``path`` with ``lines`` in one step (through a temporary sibling)."""
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)

@@ -35,6 +35,9 @@ class PluginInfo:
     version: str | None
     state: str = "loaded"  # loaded | failed | disabled
     verifiers: list[str] = field(default_factory=list)
+    task_sets: list[str] = field(default_factory=list)
+    environments: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def fail(self, reason: str) -> None:
@@ -49,6 +52,9 @@ class PluginInfo:
             "version": self.version,
             "state": self.state,
             "verifiers": self.verifiers,
+            "task_sets": self.task_sets,
+            "environments": self.environments,
+            "commands": self.commands,
             "errors": self.errors,
         }
 
@@ -68,7 +74,7 @@ class Plugins:
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager("rl_verifier")
         self.pm.add_hookspecs(hookspecs)
-        self.registry = VerifierRegistry()
+        self.registry = VerifierRegistry(self.load_failures)
         self.task_sets: dict[str, Named] = {}
         self.environments: dict[str, Named] = {}
         self.infos: dict[str, PluginInfo] = {}
@@ -84,9 +90,11 @@ class Plugins:
                 self.pm.unregister(plugin)
             info.fail(f"{type(exc).__name__}: {exc}")
             return False
-        task_sets: TaskSetRegistrar = self._named_registrar(info, self.task_sets, "task set")
+        task_sets: TaskSetRegistrar = self._named_registrar(
+            info, self.task_sets, "task set", info.task_sets
+        )
         environments: EnvironmentRegistrar = self._named_registrar(
-            info, self.environments, "environment"
+            info, self.environments, "environment", info.environments
         )
         registrars: dict[str, object] = {
             "register_verifiers": self._registrar(info),
@@ -98,6 +106,18 @@ class Plugins:
                 if impl.plugin_name == info.name:
                     self._call(impl, info, hook, register=register)
         return True
+
+    def load_failures(self) -> dict[str, str]:
+        """Why each plugin that registered nothing failed, by plugin name."""
+        return {i.name: i.errors[0] for i in self.infos.values() if i.state == "failed"}
+
+    def add_commands(self, cli: Any) -> None:
+        """Let each plugin add its commands, recording which plugin added which."""
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            info = self.infos[impl.plugin_name]
+            before = set(cli.commands)
+            self._call(impl, info, "register_commands", cli=cli)
+            info.commands.extend(sorted(set(cli.commands) - before))
 
     def call_each(self, hook: str, **kwargs: Any) -> None:
         """Call a hook plugin by plugin, so that a fault stays with its plugin."""
@@ -124,7 +144,7 @@ class Plugins:
 
     @staticmethod
     def _named_registrar(
-        info: PluginInfo, table: dict[str, Named], what: str
+        info: PluginInfo, table: dict[str, Named], what: str, listed: list[str]
     ) -> Callable[[str, Callable[..., Any]], None]:
         """A ``TaskSetRegistrar`` or ``EnvironmentRegistrar`` filling ``table``."""
 
@@ -137,6 +157,7 @@ class Plugins:
                 )
                 return
             table[name] = Named(name, value, info.name)
+            listed.append(name)
 
         return register
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rl_verifier.errors import UserError
@@ -22,8 +23,11 @@ class Registration:
 class VerifierRegistry:
     """Verifier classes by name; a second claim on a name is refused, naming both."""
 
-    def __init__(self) -> None:
+    def __init__(self, load_failures: Callable[[], dict[str, str]] | None = None) -> None:
+        """``load_failures`` names the plugins that failed to load, with the reason, so
+        that asking for one of their verifiers says why it is missing."""
         self._entries: dict[str, Registration] = {}
+        self._load_failures = load_failures or dict
 
     def add(self, cls: type[Verifier], plugin: str, version: str) -> None:
         if not (isinstance(cls, type) and issubclass(cls, Verifier)):
@@ -43,8 +47,19 @@ class VerifierRegistry:
         try:
             return self._entries[name]
         except KeyError:
-            known = ", ".join(sorted(self._entries)) or "none installed"
-            raise UserError(f"unknown verifier '{name}'; known verifiers: {known}") from None
+            raise UserError(self._unknown(name)) from None
+
+    def _unknown(self, name: str) -> str:
+        failures = self._load_failures()
+        if name in failures:
+            return f"verifier '{name}' is unavailable: plugin '{name}' failed to load: " + (
+                failures[name]
+            )
+        known = ", ".join(sorted(self._entries)) or "none installed"
+        message = f"unknown verifier '{name}'; known verifiers: {known}"
+        for plugin, reason in failures.items():
+            message += f"; plugin '{plugin}' failed to load ({reason})"
+        return message
 
     def remove(self, name: str) -> None:
         self._entries.pop(name, None)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier.contracts import STATUS_SEVERITY, Verdict, VerifierRef
+from rl_verifier.contracts import STATUS_SEVERITY, Score, Status, Verdict, VerifierRef
 from rl_verifier.errors import UserError
 from rl_verifier.registry import VerifierRegistry
 from rl_verifier.verifier import Verifier
@@ -106,6 +106,28 @@ class Reward:
     def names(self) -> list[str]:
         """The verifiers this spec uses, in order of first mention."""
         return list(dict.fromkeys(f for term in self.terms for f in term.factors))
+
+    def split(self, score: Score) -> dict[str, Score]:
+        """Each verifier's own score inside a combined one (the inverse of ``combine``)."""
+        if self.single:
+            return {self.names[0]: score}
+        parts = {}
+        for name in self.names:
+            info = dict(score.info.get(name) or {})
+            status = info.pop("status", score.status.value)
+            prefix = f"{name}."
+            components = {
+                k[len(prefix) :]: v for k, v in score.components.items() if k.startswith(prefix)
+            }
+            parts[name] = score.model_copy(
+                update={
+                    "reward": score.components.get(name, 0.0),
+                    "status": Status(status),
+                    "components": components,
+                    "info": info,
+                }
+            )
+        return parts
 
     def combine(self, verdicts: Mapping[str, Verdict]) -> Verdict:
         """One verdict from the verifiers' verdicts (penalties already applied)."""

@@ -37,10 +37,17 @@ async def score_batch(
     jobs: Sequence[tuple[Reward, Sample]],
     executor: Executor,
     on_score: Callable[[Score], None] | None = None,
+    finished: Sequence[tuple[Reward, Score]] = (),
 ) -> BatchResult:
-    """Score ``jobs`` (input order kept) and compute each verifier's batch metrics."""
+    """Score ``jobs`` (input order kept) and compute each verifier's batch metrics.
+
+    ``finished`` holds scores of the same batch from an earlier, interrupted run: they
+    are not scored again but count in the batch metrics and come first in ``scores``.
+    """
     async with executor:
         engine = ScoringEngine(executor)
-        scores = await engine.score(jobs, on_score)
+        for reward, score in finished:
+            engine.remember(reward, score)
+        scores = [score for _, score in finished] + await engine.score(jobs, on_score)
     rewards = list({id(reward): reward for reward, _ in jobs}.values())
     return BatchResult(scores, engine.batch_metrics(rewards))

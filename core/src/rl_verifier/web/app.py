@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -314,8 +315,14 @@ def create_app() -> Starlette:
     return Starlette(routes=routes)
 
 
-def serve(port: int = 8765) -> None:
-    """Serve on 127.0.0.1 only."""
+def serve(port: int = 8765, announce: Callable[[int], None] | None = None) -> None:
+    """Serve on 127.0.0.1 only; the port is bound (or refused) before ``announce(port)``."""
     import uvicorn
 
-    uvicorn.run(create_app(), host="127.0.0.1", port=port, log_level="info")
+    from rl_verifier.listen import bind_listener
+
+    sock = bind_listener("127.0.0.1", port, "rlv builder")
+    if announce is not None:
+        announce(sock.getsockname()[1])
+    config = uvicorn.Config(create_app(), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -39,10 +39,21 @@ class LeanConfig(VerifierConfig):
         default_factory=list,
         description="Extra host paths Lean must read inside the sandbox (shown read-only).",
     )
-    banned: list[str] = Field(default_factory=lambda: list(DEFAULT_BANNED))
+    banned: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_BANNED),
+        description="Tokens the static screen rejects before Lean runs (whole tokens, "
+        "outside comments and strings).",
+    )
     static_screen: bool = Field(default=True, description="Reject banned tokens before Lean.")
-    allowed_axioms: list[str] = Field(default_factory=lambda: list(DEFAULT_AXIOMS))
-    pool_size: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    allowed_axioms: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_AXIOMS),
+        description="Axioms a proof may depend on (#print axioms); any other fails it.",
+    )
+    pool_size: int = Field(
+        default_factory=lambda: os.cpu_count() or 1,
+        ge=1,
+        description="Lean REPL processes kept warm per verifier [default: one per core].",
+    )
     max_uses: int = Field(default=200, ge=1, description="Recycle a REPL after this many proofs.")
     memory_mb: int = Field(
         default=8192,

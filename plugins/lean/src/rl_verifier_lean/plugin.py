@@ -35,13 +35,19 @@ def lean() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--project", help="Lake project with Mathlib and the REPL (or RLV_LEAN_PROJECT).")
 @click.option(
-    "--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto", show_default=True
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="How Lean runs: auto (bwrap when it works), bwrap, or none (plain processes).",
 )
 def doctor(as_json: bool, project: str | None, sandbox: str) -> None:
     """Find lean, lake, the REPL and Mathlib, try the sandbox and a one-line proof; say what
-    to install when something is missing."""
+    to install when something is missing. Exits 1 when Lean proofs cannot be checked."""
     from rl_verifier_lean.config import LeanConfig
     from rl_verifier_lean.doctor import format_report, run_doctor
 
     report = run_doctor(LeanConfig(project=project, sandbox=sandbox))
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    if not report["ok"]:
+        raise SystemExit(1)

@@ -16,11 +16,19 @@ class Weights(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    answer: float = Field(default=0.6, ge=0)
-    citation: float = Field(default=0.2, ge=0)
-    legality: float = Field(default=0.1, ge=0)
-    thrift: float = Field(default=0.1, ge=0)
-    fabricated: float = Field(default=0.5, ge=0)
+    answer: float = Field(default=0.6, ge=0, description="A: the final answer is correct.")
+    citation: float = Field(
+        default=0.2, ge=0, description="C: citations name ids that a tool reply returned."
+    )
+    legality: float = Field(
+        default=0.1, ge=0, description="L: calls name known tools with schema-valid arguments."
+    )
+    thrift: float = Field(
+        default=0.1, ge=0, description="T: few calls (up to target_calls), paid only with A."
+    )
+    fabricated: float = Field(
+        default=0.5, ge=0, description="F: penalty for a <tool_response> the model wrote itself."
+    )
 
 
 class ToolCallsConfig(VerifierConfig):

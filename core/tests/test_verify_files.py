@@ -1,0 +1,252 @@
+"""`rlv verify` and the user's files: no input overwritten, nothing half-written, resumable."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rlv_cli_helpers import assert_user_error, io_args, rlv, write_jsonl
+from rlv_fake_plugins import MakePlugin
+
+SLOW_PLUGIN = """
+import time
+from rl_verifier import Verdict, Verifier, hookimpl
+
+class Slow(Verifier):
+    '''Takes a while per sample; reward is the completion as a number.'''
+    name = "slow"
+    default_timeout_s = 30.0
+    def verify(self, task, completion):
+        time.sleep(0.2)
+        return Verdict.ok(float(completion.text()))
+
+@hookimpl
+def register_verifiers(register):
+    register(Slow)
+"""
+
+
+def rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def batch(tmp_path: Path) -> tuple[Path, Path]:
+    tasks = write_jsonl(
+        tmp_path / "tasks.jsonl",
+        [{"id": "a", "prompt": "2+2", "verifier": "exact_match", "reference": {"answer": "4"}}],
+    )
+    completions = write_jsonl(
+        tmp_path / "completions.jsonl",
+        [{"task_id": "a", "completion": "<answer>4</answer>"}],
+    )
+    return tasks, completions
+
+
+@pytest.mark.parametrize("which", ["tasks", "completions", "symlink", "dotted"])
+def test_output_that_is_an_input_is_refused_before_any_work(
+    tmp_path: Path, batch: tuple[Path, Path], which: str
+) -> None:
+    tasks, completions = batch
+    before = completions.read_text()
+    out = {
+        "tasks": tasks,
+        "completions": completions,
+        "symlink": tmp_path / "link.jsonl",
+        "dotted": tmp_path / "sub" / ".." / "completions.jsonl",
+    }[which]
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.jsonl").symlink_to(completions)
+    result = rlv("verify", *io_args(tasks, completions, out))
+    assert_user_error(result, "is also an input")
+    assert completions.read_text() == before
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.parametrize("out", [".", "outdir"])
+def test_output_that_is_a_directory_is_one_line_before_any_work(
+    tmp_path: Path, batch: tuple[Path, Path], out: str
+) -> None:
+    tasks, completions = batch
+    (tmp_path / "outdir").mkdir()
+    result = rlv("verify", *io_args(tasks, completions, out), cwd=tmp_path)
+    assert_user_error(result, "is a directory")
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+def test_summary_json_may_not_overwrite_an_input(tmp_path: Path, batch: tuple[Path, Path]) -> None:
+    tasks, completions = batch
+    result = rlv(
+        "verify", *io_args(tasks, completions, tmp_path / "s.jsonl"), "--summary-json", str(tasks)
+    )
+    assert_user_error(result, "--summary-json", "is also an input")
+
+
+def interrupt_after_rows(
+    command: list[str], partial: Path, count: int, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """Start ``rlv``, send Ctrl-C (SIGINT to its process group) once ``count`` rows exist."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if partial.exists() and len(partial.read_text().splitlines()) >= count:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def test_ctrl_c_keeps_finished_rows_and_resume_scores_only_the_rest(
+    tmp_path: Path, make_plugin: MakePlugin
+) -> None:
+    site = make_plugin("slow", SLOW_PLUGIN)
+    env = {"PYTHONPATH": str(site)}
+    tasks = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "prompt": "p", "verifier": "slow"}])
+    values = [f"0.{i}" for i in range(10)] * 2
+    completions = write_jsonl(
+        tmp_path / "c.jsonl", [{"task_id": "a", "completion": v} for v in values]
+    )
+    out = tmp_path / "scores.jsonl"
+    partial = tmp_path / "scores.jsonl.partial"
+    command = [
+        sys.executable,
+        "-m",
+        "rl_verifier",
+        "verify",
+        *io_args(tasks, completions, out),
+        "--workers",
+        "1",
+    ]
+    result = interrupt_after_rows(command, partial, 4, env)
+    assert result.returncode != 0
+    assert "--resume" in result.stderr and "Traceback" not in result.stderr
+    kept = rows(partial)
+    assert 4 <= len(kept) < len(values)
+    assert not out.exists()
+
+    again = rlv("verify", *io_args(tasks, completions, out), env=env)
+    assert_user_error(again, "interrupted run", "--resume")
+
+    resumed = rlv("verify", *io_args(tasks, completions, out), "--resume", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming: {len(kept)} rows kept" in resumed.stderr
+    final = rows(out)
+    assert sorted(r["sample_index"] for r in final) == list(range(len(values)))  # type: ignore[type-var]
+    assert {r["sample_index"]: r["reward"] for r in final} == {
+        i: float(v) for i, v in enumerate(values)
+    }
+    assert final[: len(kept)] == kept  # finished rows were not scored again
+    assert not partial.exists()
+
+
+def test_resume_drops_rows_scored_with_other_settings(
+    tmp_path: Path, batch: tuple[Path, Path]
+) -> None:
+    tasks, completions = batch
+    out = tmp_path / "scores.jsonl"
+    first = rlv(
+        "verify", *io_args(tasks, completions, out), "--config", "exact_match.normalise=false"
+    )
+    assert first.returncode == 0, first.stderr
+    stale = rows(out)
+    (tmp_path / "scores.jsonl.partial").write_text(out.read_text() + '{"task_id": "a", "sam')
+    out.unlink()
+    resumed = rlv("verify", *io_args(tasks, completions, out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "0 rows kept" in resumed.stderr and "1 dropped" in resumed.stderr
+    [row] = rows(out)
+    assert row["verifier"]["config_hash"] != stale[0]["verifier"]["config_hash"]  # type: ignore[index]
+
+
+def test_pipes_tasks_from_stdin_and_scores_to_stdout(batch: tuple[Path, Path]) -> None:
+    tasks, completions = batch
+    result = subprocess.run(
+        [sys.executable, "-m", "rl_verifier", "verify", *io_args("-", completions, "-")],
+        input=tasks.read_text(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    [row] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert row["reward"] == 1.0 and row["status"] == "ok"
+    assert "mean reward" in result.stderr  # the summary stays out of the data stream
+
+
+def test_numeric_ids_and_extra_columns_load_and_can_be_kept(tmp_path: Path) -> None:
+    tasks = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {
+                "id": 17,
+                "prompt": "2+2",
+                "verifier": "exact_match",
+                "reference": {"answer": "4"},
+                "source": "dump-v2",
+            }
+        ],
+    )
+    completions = write_jsonl(
+        tmp_path / "c.jsonl",
+        [{"task_id": 17, "completion": "<answer>4</answer>", "model": "m1", "temperature": 0.7}],
+    )
+    out = tmp_path / "s.jsonl"
+    plain = rlv("verify", *io_args(tasks, completions, out))
+    assert plain.returncode == 0, plain.stderr
+    [row] = rows(out)
+    assert row["task_id"] == "17" and row["reward"] == 1.0
+    assert "columns" not in row["info"]  # type: ignore[operator]
+    out.unlink()
+    kept = rlv("verify", *io_args(tasks, completions, out), "--keep-columns")
+    assert kept.returncode == 0, kept.stderr
+    [row] = rows(out)
+    assert row["info"]["columns"] == {"model": "m1", "temperature": 0.7}  # type: ignore[index]
+
+
+def test_tasks_from_a_registered_task_set(tmp_path: Path) -> None:
+    from rl_verifier.plugins import get_plugins
+
+    [task, *_] = get_plugins().task_sets["exact_match-example"].value()
+    answer = task.reference.get("answer") or task.reference["answers"][0]
+    completions = write_jsonl(
+        tmp_path / "c.jsonl", [{"task_id": task.id, "completion": f"<answer>{answer}</answer>"}]
+    )
+    out = tmp_path / "s.jsonl"
+    source = "taskset:exact_match-example"
+    result = rlv("verify", "--verifier", "exact_match", *io_args(source, completions, out))
+    assert result.returncode == 0, result.stderr
+    assert rows(out)[0]["reward"] == 1.0
+    assert_user_error(
+        rlv("verify", *io_args("taskset:nope", completions, out)),
+        "unknown task set 'nope'",
+        "exact_match-example",
+    )
+
+
+def test_verifier_of_a_plugin_that_failed_to_load_says_why(
+    tmp_path: Path, batch: tuple[Path, Path], make_plugin: MakePlugin
+) -> None:
+    tasks, completions = batch
+    site = make_plugin("broken", "import no_such_module_here\n")
+    result = rlv(
+        "verify",
+        "--verifier",
+        "broken",
+        *io_args(tasks, completions, tmp_path / "s.jsonl"),
+        env={"PYTHONPATH": str(site)},
+    )
+    assert_user_error(result, "plugin 'broken' failed to load", "no_such_module_here")
