@@ -26,3 +26,16 @@ def test_doctor_text() -> None:
     plugin.register_commands(cli)
     res = CliRunner().invoke(cli, ["sandbox", "doctor"])
     assert res.exit_code == 0 and "enforced on bwrap" in res.output
+
+
+def test_doctor_fails_when_the_backend_cannot_enforce_limits() -> None:
+    plugin.register_commands(cli)
+    res = CliRunner().invoke(cli, ["sandbox", "doctor", "--backend", "process"])
+    assert res.exit_code == 1, res.output  # the plain-process fallback isolates nothing
+    assert "NOT" in res.output
+
+
+def test_doctor_refuses_an_unknown_backend() -> None:
+    plugin.register_commands(cli)
+    res = CliRunner().invoke(cli, ["sandbox", "doctor", "--backend", "nosuch"])
+    assert res.exit_code == 2 and "'nosuch' is not one of" in res.output

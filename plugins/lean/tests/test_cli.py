@@ -79,6 +79,7 @@ def test_doctor_says_what_to_install(tmp_path: Path) -> None:
         env=no_lean_env(tmp_path),
     )
     assert "NOT READY" in done.stdout
+    assert done.returncode == 1, "a doctor that finds Lean unusable must fail"
     assert "elan-init.sh" in done.stdout and "lake" in done.stdout
     assert "repl" in done.stdout and "mathlib" in done.stdout.lower()
     done = subprocess.run(
