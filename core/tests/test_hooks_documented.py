@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import rl_verifier
 from rl_verifier import hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,3 +46,17 @@ def test_hook_has_a_test(hook: str) -> None:
     )
     assert f"def {TESTED_BY[hook]}(" in sources
     assert f"def {hook}(" in sources, f"no test plugin implements {hook}"
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_hook_argument_type_is_public_and_documented(hook: str) -> None:
+    """A plugin can annotate its hook with a public type the docs name."""
+    docs = (ROOT / "docs" / "plugin-hooks.md").read_text()
+    [annotation] = [
+        str(v) for k, v in getattr(hookspecs, hook).__annotations__.items() if k != "return"
+    ]
+    if annotation != "click.Group":
+        assert annotation in rl_verifier.__all__, f"export {annotation} from rl_verifier"
+        assert getattr(rl_verifier, annotation) is getattr(hookspecs, annotation)
+    section = docs.split(f"## {hook}(")[1].split("\n## ")[0]
+    assert f"`{annotation}`" in section, f"the {hook} section should name {annotation}"
