@@ -376,8 +376,11 @@ def plugin() -> None:
 def plugin_new(name: str, directory: Path | None) -> None:
     """Create plugin package NAME: a verifier skeleton, sample data and contract tests.
 
-    NAME as you would say it, e.g. json-schema: the distribution is rl-verifier-json-schema,
-    the import package rl_verifier_json_schema, the verifier json_schema.
+    \b
+    NAME as you would say it, e.g. json-schema gives
+      distribution    rl-verifier-json-schema
+      import package  rl_verifier_json_schema
+      verifier        json_schema
     """
     from rl_verifier.scaffold import create_plugin
 
