@@ -94,11 +94,14 @@ reward 1 (`ok`), status `invalid` (no `<answer>` tag), reward 0 (`ok`) and rewar
 
 ## Make it yours
 
-Edit `src/$module/verifier.py`: `verify` returns `Verdict.ok(reward)` when it
-judged the output, `Verdict.invalid(reason)` when the output is unusable, and
-`Verdict.failed(message)` when the check itself could not run (here: a task without
-a keyword). Never score an infrastructure failure as a wrong answer. The tests in
-`tests/` run rl-verifier's contract tests against the verifier; add your own cases.
+Edit `src/$module/verifier.py`.
+`verify` returns `Verdict.ok(reward)` when it judged the output,
+`Verdict.invalid(reason)` when the output is unusable, and `Verdict.failed(message)`
+when the check itself could not run (here: a task without a keyword). Never score an
+infrastructure failure as a wrong answer. The tests in `tests/` run rl-verifier's
+contract tests against the verifier; add your own cases. The guide to everything a
+verifier can do:
+[Writing a verifier plugin](https://github.com/rl-verifier/rl-verifier/blob/main/docs/writing-plugins.md).
 """
 
 TASKS = """\
