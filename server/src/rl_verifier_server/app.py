@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import io
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from rl_verifier_server import __version__
+from rl_verifier_server.auth import RequireApiKey
+from rl_verifier_server.errors import StatusError
+from rl_verifier_server.limits import too_large
 from rl_verifier_server.runtime import UserInputError
 from rl_verifier_server.service import Service
-from rl_verifier_server.tiny_model import TINY_MODEL_NAME
 
 log = logging.getLogger("rl_verifier_server")
 PROTO = "application/x-protobuf"
@@ -45,42 +50,67 @@ def future(request_id: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"request_id": request_id, **extra})
 
 
-async def body_json(request: Request) -> dict[str, Any]:
-    raw = await body_bytes(request)
+async def body_json(request: Request, limit: int) -> dict[str, Any]:
+    raw = await body_bytes(request, limit)
     try:
         data = json.loads(raw or b"{}")
-    except json.JSONDecodeError as exc:
-        raise UserInputError(f"malformed JSON body: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, deep nesting
+        raise UserInputError(f"malformed JSON body: {type(exc).__name__}") from None
     if not isinstance(data, dict):
         raise UserInputError("the request body must be a JSON object")
     return data
 
 
-async def body_bytes(request: Request) -> bytes:
-    raw = await request.body()
+async def body_bytes(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) past ``limit`` bytes, before or after zstd."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if request.headers.get("content-encoding", "").lower() == "zstd":
         import zstandard
 
         try:
-            raw = zstandard.ZstdDecompressor().decompress(raw, max_output_size=1 << 31)
+            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw))
+            raw = reader.read(limit + 1)
         except zstandard.ZstdError as exc:
             raise UserInputError(f"malformed zstd body: {exc}") from None
+        if len(raw) > limit:
+            raise too_large(limit)
     return raw
 
 
-def build_app(service: Service, on_start: Callable[[], Awaitable[None]] | None = None) -> Starlette:
-    """The Starlette application serving ``service``; ``on_start`` runs once listening."""
+def build_app(
+    service: Service,
+    on_start: Callable[[], Awaitable[None]] | None = None,
+    api_keys: Iterable[str] = (),
+) -> Starlette:
+    """The application serving ``service``; ``on_start`` runs once listening. With
+    ``api_keys``, requests without one of them are refused (401) before any work."""
+    limit = service.limits.max_body_bytes
 
     def endpoint(handler: Handler) -> Handler:
         async def wrapped(request: Request) -> Response:
             try:
                 return await handler(request)
+            except StatusError as exc:
+                return error(str(exc), status=exc.status)
             except UserInputError as exc:
                 return error(str(exc))
             except (KeyError, TypeError, ValueError) as exc:
                 return error(f"malformed request: {type(exc).__name__}: {exc}")
 
         return wrapped
+
+    async def read(request: Request) -> dict[str, Any]:
+        return await body_json(request, limit)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "version": __version__})
@@ -92,53 +122,57 @@ def build_app(service: Service, on_start: Callable[[], Awaitable[None]] | None =
         return JSONResponse({})
 
     async def create_session(request: Request) -> Response:
+        await read(request)
         return JSONResponse({"session_id": service.create_session(), "type": "create_session"})
 
     async def heartbeat(request: Request) -> Response:
+        service.heartbeat(await read(request))
         return JSONResponse({"type": "session_heartbeat"})
 
     async def telemetry(request: Request) -> Response:
+        await read(request)
         return JSONResponse({"status": "accepted"})
 
     async def finish(request: Request) -> Response:
+        await read(request)
         service.finish_session(request.path_params["session_id"])
         return JSONResponse({})
 
     async def create_model(request: Request) -> Response:
-        return future(service.create_model(await body_json(request)))
+        return future(service.create_model(await read(request)))
 
     async def get_info(request: Request) -> Response:
-        return JSONResponse(service.get_info((await body_json(request))["model_id"]))
+        return JSONResponse(service.get_info(await read(request)))
 
     async def forward_backward(request: Request) -> Response:
-        return future(service.forward_backward(await body_bytes(request)))
+        return future(service.forward_backward(await body_bytes(request, limit)))
 
     async def optim_step(request: Request) -> Response:
-        return future(service.optim_step(await body_json(request)))
+        return future(service.optim_step(await read(request)))
 
     async def save_weights(request: Request) -> Response:
-        return future(service.save_weights(await body_json(request)))
+        return future(service.save_weights(await read(request)))
 
     async def save_weights_for_sampler(request: Request) -> Response:
-        return future(service.save_weights_for_sampler(await body_json(request)))
+        return future(service.save_weights_for_sampler(await read(request)))
 
     async def load_weights(request: Request) -> Response:
-        return future(service.load_weights(await body_json(request)))
+        return future(service.load_weights(await read(request)))
 
     async def create_sampling_session(request: Request) -> Response:
-        sampler_id = await service.create_sampling_session(await body_json(request))
+        sampler_id = await service.create_sampling_session(await read(request))
         return JSONResponse({"sampling_session_id": sampler_id})
 
     async def get_sampler(request: Request) -> Response:
         return JSONResponse(service.sampler_info(request.path_params["sampler_id"]))
 
     async def asample(request: Request) -> Response:
-        request_id, sequence_ids = service.asample(await body_json(request))
+        request_id, sequence_ids = service.asample(await read(request))
         return future(request_id, sample_sequence_ids=sequence_ids)
 
     async def retrieve_future(request: Request) -> Response:
-        request_id = str((await body_json(request))["request_id"])
-        if not service.futures.known(request_id):
+        request_id = (await read(request)).get("request_id")
+        if not isinstance(request_id, str) or not service.futures.known(request_id):
             return error(f"unknown or expired request '{request_id}'", status=410)
         outcome = await service.futures.wait(request_id)
         if outcome is None:
@@ -152,9 +186,7 @@ def build_app(service: Service, on_start: Callable[[], Awaitable[None]] | None =
         return JSONResponse(outcome.json)
 
     async def capabilities(request: Request) -> Response:
-        names = [TINY_MODEL_NAME] + [
-            h.name for h in service.hosts.loaded() if h.name != TINY_MODEL_NAME
-        ]
+        names = service.hosts.allowed.names()
         return JSONResponse(
             {
                 "supported_models": [
@@ -165,10 +197,9 @@ def build_app(service: Service, on_start: Callable[[], Awaitable[None]] | None =
 
     async def training_runs(request: Request) -> Response:
         runs = service.training_runs()
-        offset = int(request.query_params.get("offset", 0))
-        limit = int(request.query_params.get("limit", 20))
-        cursor = {"offset": offset, "limit": limit, "total_count": len(runs)}
-        return JSONResponse({"training_runs": runs[offset : offset + limit], "cursor": cursor})
+        offset, count = page(request, 20)
+        cursor = {"offset": offset, "limit": count, "total_count": len(runs)}
+        return JSONResponse({"training_runs": runs[offset : offset + count], "cursor": cursor})
 
     async def training_run(request: Request) -> Response:
         return JSONResponse(service.training_run(request.path_params["run_id"]))
@@ -179,20 +210,19 @@ def build_app(service: Service, on_start: Callable[[], Awaitable[None]] | None =
 
     async def user_checkpoints(request: Request) -> Response:
         items = service.store.listing()
-        offset = int(request.query_params.get("offset", 0))
-        limit = int(request.query_params.get("limit", 100))
-        cursor = {"offset": offset, "limit": limit, "total_count": len(items)}
-        return JSONResponse({"checkpoints": items[offset : offset + limit], "cursor": cursor})
+        offset, count = page(request, 100)
+        cursor = {"offset": offset, "limit": count, "total_count": len(items)}
+        return JSONResponse({"checkpoints": items[offset : offset + count], "cursor": cursor})
 
     async def weights_info(request: Request) -> Response:
-        return JSONResponse(service.weights_info((await body_json(request))["tinker_path"]))
+        return JSONResponse(service.weights_info(await read(request)))
 
     async def get_session(request: Request) -> Response:
         session = service.session(request.path_params["session_id"])
         return JSONResponse({"training_run_ids": session.models, "sampler_ids": session.samplers})
 
     async def list_sessions(request: Request) -> Response:
-        return JSONResponse({"sessions": sorted(service.sessions)})
+        return JSONResponse({"sessions": service.sessions.ids()})
 
     v1 = "/api/v1"
     post = ["POST"]
@@ -230,14 +260,34 @@ def build_app(service: Service, on_start: Callable[[], Awaitable[None]] | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        housekeeping = asyncio.get_running_loop().create_task(service.housekeeping())
         if on_start is not None:
             await on_start()
         yield
+        housekeeping.cancel()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    keys = tuple(api_keys)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, middleware=[Middleware(RequireApiKey, keys=keys)]
+    )
 
     async def unknown(request: Request, exc: Exception) -> Response:
         return error(f"no such endpoint: {request.method} {request.url.path}", status=404)
 
+    async def wrong_method(request: Request, exc: Exception) -> Response:
+        return error(f"{request.method} is not allowed on {request.url.path}", status=405)
+
     app.add_exception_handler(404, unknown)
+    app.add_exception_handler(405, wrong_method)
     return app
+
+
+def page(request: Request, default_limit: int) -> tuple[int, int]:
+    """``offset`` and ``limit`` query parameters: non-negative integers."""
+    values = []
+    for key, default in (("offset", 0), ("limit", default_limit)):
+        raw = request.query_params.get(key, str(default))
+        if not raw.isdigit() or len(raw) > 9:
+            raise UserInputError(f"'{key}' must be a non-negative integer, got '{raw:.20}'")
+        values.append(int(raw))
+    return values[0], values[1]

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -26,11 +27,17 @@ class LocalServer:
         preload: tuple[str, ...] = ("rlv/tiny-chat",),
         device: str = "auto",
         log_path: Path | None = None,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        """``extra_args`` go to ``rlv serve`` (e.g. ``--api-key``); ``env`` is added to
+        the child's environment."""
         self.data_dir = data_dir
         self.preload = preload
         self.device = device
         self.log_path = log_path
+        self.extra_args = tuple(extra_args)
+        self.env = dict(env or {})
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
 
@@ -53,9 +60,15 @@ class LocalServer:
         ]
         for name in self.preload or ("",):
             args += ["--preload", name]
+        args += self.extra_args
         with log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                args, stdout=log, stderr=log, start_new_session=True, preexec_fn=die_with_parent
+                args,
+                stdout=log,
+                stderr=log,
+                env={**os.environ, **self.env},
+                start_new_session=True,
+                preexec_fn=die_with_parent,
             )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

@@ -3,7 +3,8 @@
 The SDK numbers each training client's requests 1, 2, 3, ... (creation is 0) and may
 re-send one after a timeout. A re-sent ``seq_id`` gets the first one's request id. A
 request that arrives ahead of a missing predecessor waits for it briefly, then runs:
-the SDK reserves an id even for a call that failed on the client side.
+the SDK reserves an id even for a call that failed on the client side. A request the
+server refused before queueing gives up its ``seq_id`` (``void``), so nothing waits for it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ class SequencedQueue:
         self._dispatch = dispatch
         self._next = first
         self._seen: dict[int, str] = {}
-        self._waiting: dict[int, tuple[str, Callable[[], object]]] = {}
+        self._waiting: dict[int, tuple[str, Callable[[], object]] | None] = {}
         self._gap_timer: asyncio.TimerHandle | None = None
 
     def lookup(self, seq_id: int) -> str | None:
@@ -34,11 +35,18 @@ class SequencedQueue:
         self._waiting[seq_id] = (request_id, work)
         self._pump()
 
+    def void(self, seq_id: int) -> None:
+        """``seq_id`` was refused: its successors need not wait for it."""
+        if seq_id >= self._next and seq_id not in self._seen:
+            self._waiting[seq_id] = None
+            self._pump()
+
     def _pump(self) -> None:
         while self._next in self._waiting:
-            request_id, work = self._waiting.pop(self._next)
+            item = self._waiting.pop(self._next)
             self._next += 1
-            self._dispatch(request_id, work)
+            if item is not None:
+                self._dispatch(*item)
         if self._gap_timer is not None:
             self._gap_timer.cancel()
             self._gap_timer = None

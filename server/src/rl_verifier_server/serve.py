@@ -1,19 +1,32 @@
-"""Start the server: bind first (a taken port is a clear error), then serve."""
+"""Start the server: bind first (a taken port is a clear error), then serve.
+
+Before serving: refuse a non-loopback address without API keys, take the data directory's
+lock (one server per data directory) and clean up what a killed server left there.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import fcntl
 import logging
+import os
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import uvicorn
 
 from rl_verifier.errors import UserError
 from rl_verifier_server.app import build_app
+from rl_verifier_server.auth import KEYS_VARIABLE, is_loopback
+from rl_verifier_server.limits import Limits
+from rl_verifier_server.models import AllowedModels
 from rl_verifier_server.service import Service
+
+LOCK_FILE = ".rlv-serve.lock"
 
 log = logging.getLogger("rl_verifier_server")
 
@@ -46,21 +59,39 @@ def run_server(
     device: str | None,
     preload: list[str],
     port_file: Path | None = None,
+    api_keys: Sequence[str] = (),
+    models_dir: Path | None = None,
+    limits: Limits | None = None,
 ) -> None:
+    if models_dir is not None and not models_dir.expanduser().is_dir():
+        raise UserError(f"--models-dir {models_dir} is not a directory")
     sock = bind(host, port)
-    bound = sock.getsockname()[1]
+    address, bound = sock.getsockname()[:2]
+    if not api_keys and not is_loopback(address):
+        sock.close()
+        raise UserError(
+            f"refusing to serve on {host} without API keys: anyone who reaches it could "
+            f"train, sample and read checkpoints; pass --api-key (or {KEYS_VARIABLE}), "
+            "or bind to 127.0.0.1"
+        )
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
+        lock = lock_data_dir(data_dir)
     except OSError as exc:
         sock.close()
         raise UserError(f"cannot use {data_dir} as the data directory: {exc.strerror}") from None
-    service = Service(data_dir, device)
+    except UserError:
+        sock.close()
+        raise
+    service = Service(data_dir, device, limits=limits, models=AllowedModels(preload, models_dir))
+    service.store.recover()
 
     async def announce() -> None:
         url = f"http://{host}:{bound}"
+        key_hint = "one of your --api-key values" if api_keys else "tml-local"
         print(
             f"rlv serve: listening on {url} (checkpoints in {data_dir})\n"
-            f"  export TINKER_BASE_URL={url} TINKER_API_KEY=tml-local",
+            f"  export TINKER_BASE_URL={url} TINKER_API_KEY={key_hint}",
             file=sys.stderr,
             flush=True,
         )
@@ -71,12 +102,33 @@ def run_server(
         for name in preload:
             asyncio.get_running_loop().create_task(warm(service, name))
 
-    app = build_app(service, announce)
+    app = build_app(service, announce, api_keys)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=75)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         service.close()
+        lock.close()
+
+
+def lock_data_dir(data_dir: Path) -> IO[str]:
+    """Hold the data directory's lock while the process lives (released even on SIGKILL)."""
+    handle = (data_dir / LOCK_FILE).open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise UserError(
+            f"{data_dir} is in use by another rlv serve ({holder}); give this one its own "
+            "--data-dir"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle
 
 
 async def warm(service: Service, name: str) -> None:

@@ -2,27 +2,35 @@
 
 Torch work runs on one compute thread, in submission order; training requests of a
 model are submitted in ``seq_id`` order. Results go to the future table, from which
-``retrieve_future`` long-polls them.
+``retrieve_future`` long-polls them. Requests are checked before any work is queued:
+a malformed or over-limit request is a user error and changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
-import uuid
-from collections.abc import Callable
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rl_verifier_server import fields
 from rl_verifier_server.checkpoints import CheckpointRef, CheckpointStore
+from rl_verifier_server.errors import StatusError
 from rl_verifier_server.futures import FutureTable, Outcome
-from rl_verifier_server.models import ModelHosts
+from rl_verifier_server.limits import Limits
+from rl_verifier_server.models import AllowedModels, ModelHosts
+from rl_verifier_server.names import check_name
 from rl_verifier_server.ordering import SequencedQueue
 from rl_verifier_server.runtime import LoraSpec, ModelHost, UserInputError
+from rl_verifier_server.sessions import Session, Sessions, now_iso
+from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.wire import (
     decode_forward_backward,
     encode_forward_backward,
@@ -30,10 +38,8 @@ from rl_verifier_server.wire import (
 )
 
 log = logging.getLogger("rl_verifier_server")
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
+MAX_LORA_RANK = 1024
+REMEMBER_RELEASED = 10_000  # released sampler ids kept to explain a later use
 
 
 @dataclass
@@ -46,33 +52,37 @@ class TrainingModel:
     queue: SequencedQueue
     adapter: str = ""
     last_request_time: str = field(default_factory=now_iso)
+    released: bool = False
 
 
 @dataclass
 class Sampler:
     sampler_id: str
+    session_id: str
     host: ModelHost
     adapter: str | None  # None: the base model itself
     model_path: str | None
 
 
-@dataclass
-class Session:
-    session_id: str
-    created: str = field(default_factory=now_iso)
-    finished: bool = False
-    models: list[str] = field(default_factory=list)
-    samplers: list[str] = field(default_factory=list)
-
-
 class Service:
-    def __init__(self, data_dir: Path, device: str | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        device: str | None = None,
+        *,
+        limits: Limits | None = None,
+        models: AllowedModels | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limits = limits or Limits()
         self.store = CheckpointStore(data_dir)
-        self.hosts = ModelHosts(device)
+        self.hosts = ModelHosts(device, models)
         self.futures = FutureTable()
-        self.sessions: dict[str, Session] = {}
+        self.sessions = Sessions(self.limits.session_timeout_s, clock)
         self.models: dict[str, TrainingModel] = {}
-        self.samplers: dict[str, Sampler] = {}
+        self.samplers: OrderedDict[str, Sampler] = OrderedDict()  # least recently used first
+        self._released_samplers: OrderedDict[str, str] = OrderedDict()
+        self._creating: set[str] = set()  # model ids whose creation is queued
         self._compute = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlv-compute")
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -104,9 +114,8 @@ class Service:
         return request_id
 
     def submit_ordered(
-        self, model_id: str, seq_id: int, kind: str, work: Callable[[], object]
+        self, model: TrainingModel, seq_id: int, kind: str, work: Callable[[], object]
     ) -> str:
-        model = self.model(model_id)
         model.last_request_time = now_iso()
         known = model.queue.lookup(seq_id)
         if known is not None:
@@ -115,70 +124,182 @@ class Service:
         model.queue.add(seq_id, request_id, work)
         return request_id
 
-    def model(self, model_id: str) -> TrainingModel:
+    @contextlib.contextmanager
+    def checking(self, model: TrainingModel, seq_id: int) -> Iterator[None]:
+        """Checks of an ordered request: when one fails, its ``seq_id`` is given up, so the
+        model's later requests do not wait for it."""
+        try:
+            yield
+        except UserInputError:
+            model.queue.void(seq_id)
+            raise
+
+    def model(self, model_id: object) -> TrainingModel:
+        if not isinstance(model_id, str):
+            raise UserInputError("the request needs 'model_id' (a string)")
         model = self.models.get(model_id)
         if model is None:
-            raise UserInputError(f"unknown model '{model_id}'")
+            raise UserInputError(
+                f"unknown training client '{model_id}' (never created, from before a "
+                "restart, or released when its session ended)"
+            )
+        session = self.sessions.find(model.session_id)
+        if session is not None and not session.finished:
+            session.last_seen = self.sessions.clock()
         return model
 
-    def session(self, session_id: str) -> Session:
-        if session_id not in self.sessions:  # a session from before a restart
-            self.sessions[session_id] = Session(session_id)
-        return self.sessions[session_id]
+    def in_compute(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the compute thread after what is queued there (no result)."""
+
+        def run() -> Outcome:
+            work()
+            return Outcome()
+
+        self._compute.submit(guarded(run))
 
     # Sessions -----------------------------------------------------------------------
 
     def create_session(self) -> str:
-        session_id = "s" + uuid.uuid4().hex[:12]
-        self.sessions[session_id] = Session(session_id)
-        return session_id
+        return self.sessions.create()
+
+    def heartbeat(self, request: dict[str, Any]) -> None:
+        self.sessions.use(request.get("session_id"))
+
+    def session(self, session_id: str) -> Session:
+        session = self.sessions.find(session_id)
+        if session is None:
+            raise StatusError(f"unknown session '{session_id}'", status=404)
+        return session
 
     def finish_session(self, session_id: str) -> None:
-        self.session(session_id).finished = True
+        """The client closed its session (again is fine)."""
+        session = self.sessions.find(check_name(session_id, "session id"))
+        if session is None or not session.finished:
+            self.end_session(self.sessions.use(session_id))
+
+    def end_session(self, session: Session) -> None:
+        """Mark the session ended and release its training clients and samplers."""
+        session.finished = True
+        released = [self.models.pop(m) for m in session.models if m in self.models]
+        for model in released:
+            model.released = True
+
+        def release() -> None:
+            for model in released:
+                if model.host.has_adapter(model.adapter):
+                    model.host.drop_adapter(model.adapter)
+            for sampler_id in list(session.samplers):
+                sampler = self.samplers.get(sampler_id)
+                if sampler is not None and sampler.session_id == session.session_id:
+                    self._release_sampler(sampler_id, "its session ended")
+
+        self.in_compute(release)
+
+    def end_idle_sessions(self) -> int:
+        """End sessions silent for longer than the timeout; how many were ended."""
+        idle = self.sessions.idle()
+        for session in idle:
+            log.info(
+                "session %s ended: nothing from it for %.0f s",
+                session.session_id,
+                self.sessions.timeout_s,
+            )
+            self.end_session(session)
+        return len(idle)
+
+    async def housekeeping(self) -> None:
+        """End idle sessions, now and then, for as long as the server runs."""
+        interval = max(1.0, min(30.0, self.sessions.timeout_s / 4))
+        while True:
+            await asyncio.sleep(interval)
+            self.end_idle_sessions()
 
     # Training clients ---------------------------------------------------------------
 
+    def _reserve_model(self, model_id: str) -> bool:
+        """Count a new training client against the limit; False when it already exists."""
+        if model_id in self.models or model_id in self._creating:
+            return False
+        live = len(self.models) + len(self._creating)
+        if live >= self.limits.max_training_clients:
+            raise StatusError(
+                f"this server already holds {live} training clients, its limit "
+                "(rlv serve --max-training-clients); they are released when their "
+                "sessions end",
+                status=429,
+            )
+        self._creating.add(model_id)
+        return True
+
     def _register(
-        self, model_id: str, session_id: str, base: str, host: ModelHost, spec: LoraSpec
+        self, model_id: str, session: Session, base: str, host: ModelHost, spec: LoraSpec
     ) -> None:
         queue = SequencedQueue(self.dispatch, first=1)
         self.models[model_id] = TrainingModel(
-            model_id, session_id, base, host, spec, queue, slot("m", model_id)
+            model_id, session.session_id, base, host, spec, queue, slot("m", model_id)
         )
-        self.session(session_id).models.append(model_id)
+        session.models.append(model_id)
 
-    def create_model(self, request: dict[str, Any]) -> str:
-        session_id = request["session_id"]
-        model_id = f"{session_id}:train:{request['model_seq_id']}"
-        lora = request.get("lora_config") or {}
-        spec = LoraSpec(
-            rank=int(lora.get("rank", 32)),
-            seed=lora.get("seed"),
-            train_mlp=bool(lora.get("train_mlp", True)),
-            train_attn=bool(lora.get("train_attn", True)),
-            train_unembed=bool(lora.get("train_unembed", True)),
-        )
-        optimizer = (request.get("optimizer_config") or {}).get("type", "adamw")
-        base = request["base_model"]
+    def _new_model_id(self, session: Session, request: dict[str, Any]) -> str:
+        seq = fields.integer(request, "model_seq_id", minimum=0)
+        return check_name(f"{session.session_id}:train:{seq}", "training run id")
+
+    def _creation(
+        self,
+        model_id: str,
+        session: Session,
+        make: Callable[[], tuple[str, ModelHost, LoraSpec]],
+        answer: dict[str, Any],
+    ) -> Callable[[], Outcome]:
+        """Work that creates the training client once (re-sent requests find it)."""
+        reserved = self._reserve_model(model_id)
 
         def work() -> Outcome:
-            if spec.rank < 1:
-                raise UserInputError(f"LoRA rank must be at least 1, got {spec.rank}")
-            if optimizer != "adamw":
-                raise UserInputError(f"optimizer '{optimizer}' is not supported; use adamw")
+            try:
+                if model_id not in self.models:
+                    if session.finished:
+                        raise StatusError(f"session '{session.session_id}' has ended", 410)
+                    base, host, spec = make()
+                    self._register(model_id, session, base, host, spec)
+            finally:
+                if reserved:
+                    self._creating.discard(model_id)
+            return Outcome(json=answer)
+
+        return work
+
+    def create_model(self, request: dict[str, Any]) -> str:
+        session = self.sessions.use(request.get("session_id"))
+        model_id = self._new_model_id(session, request)
+        lora = fields.mapping(request, "lora_config")
+        spec = LoraSpec(
+            rank=fields.integer(lora, "rank", 32, minimum=1),
+            seed=fields.integer(lora, "seed", None),
+            train_mlp=fields.flag(lora, "train_mlp", True),
+            train_attn=fields.flag(lora, "train_attn", True),
+            train_unembed=fields.flag(lora, "train_unembed", True),
+        )
+        if spec.rank > MAX_LORA_RANK:
+            raise UserInputError(f"LoRA rank must be at most {MAX_LORA_RANK}, got {spec.rank}")
+        optimizer = fields.text(fields.mapping(request, "optimizer_config"), "type", "adamw")
+        if optimizer != "adamw":
+            raise UserInputError(f"optimizer '{optimizer}' is not supported; use adamw")
+        base = request.get("base_model")
+        self.hosts.check(base)
+
+        def make() -> tuple[str, ModelHost, LoraSpec]:
             host = self.hosts.get(base)
-            if model_id not in self.models:
-                host.create_adapter(slot("m", model_id), spec)
-                self._register(model_id, session_id, base, host, spec)
-            return Outcome(json={"model_id": model_id, "type": "create_model"})
+            host.create_adapter(slot("m", model_id), spec)
+            return str(base), host, spec
 
-        return self.submit("CreateModel", work)
+        answer = {"model_id": model_id, "type": "create_model"}
+        return self.submit("CreateModel", self._creation(model_id, session, make, answer))
 
-    def get_info(self, model_id: str) -> dict[str, Any]:
-        model = self.model(model_id)
+    def get_info(self, request: dict[str, Any]) -> dict[str, Any]:
+        model = self.model(request.get("model_id"))
         directory = str(self.hosts.directory_of(model.host))
         return {
-            "model_id": model_id,
+            "model_id": model.model_id,
             "model_data": {"model_name": directory, "tokenizer_id": directory, "arch": None},
             "is_lora": True,
             "lora_rank": model.spec.rank,
@@ -187,117 +308,142 @@ class Service:
 
     def forward_backward(self, body: bytes) -> str:
         call = decode_forward_backward(body)
-        if not call.data:
-            raise UserInputError("forward_backward needs at least one datum")
-        kind = "Forward" if call.forward_only else "ForwardBackward"
         model = self.model(call.model_id)
+        with self.checking(model, call.seq_id):
+            if not call.data:
+                raise UserInputError("forward_backward needs at least one datum")
+        kind = "Forward" if call.forward_only else "ForwardBackward"
 
         def work() -> Outcome:
+            live(model)
             result = model.host.forward_backward(
                 model.adapter, call.data, call.loss_fn, call.config, backward=not call.forward_only
             )
             return Outcome(proto=encode_forward_backward(result))
 
-        return self.submit_ordered(call.model_id, call.seq_id, kind, work)
+        return self.submit_ordered(model, call.seq_id, kind, work)
 
     def optim_step(self, request: dict[str, Any]) -> str:
-        model = self.model(request["model_id"])
-        adam = request.get("adam_params")
-
-        def work() -> Outcome:
+        model = self.model(request.get("model_id"))
+        seq_id = fields.integer(request, "seq_id")
+        with self.checking(model, seq_id):
+            adam = fields.mapping(request, "adam_params")
             if not adam:
                 raise UserInputError("only AdamParams are supported by optim_step")
-            metrics = model.host.optim_step(
-                model.adapter,
-                learning_rate=float(adam["learning_rate"]),
-                beta1=float(adam.get("beta1", 0.9)),
-                beta2=float(adam.get("beta2", 0.95)),
-                eps=float(adam.get("eps", 1e-12)),
-                weight_decay=float(adam.get("weight_decay", 0.0)),
-                grad_clip_norm=float(adam.get("grad_clip_norm", 0.0)),
-            )
+            params = {
+                "learning_rate": fields.number(adam, "learning_rate"),
+                "beta1": fields.number(adam, "beta1", 0.9),
+                "beta2": fields.number(adam, "beta2", 0.95),
+                "eps": fields.number(adam, "eps", 1e-12),
+                "weight_decay": fields.number(adam, "weight_decay", 0.0),
+                "grad_clip_norm": fields.number(adam, "grad_clip_norm", 0.0),
+            }
+
+        def work() -> Outcome:
+            live(model)
+            metrics = model.host.optim_step(model.adapter, **params)
+            pause_point("optim_step", model.model_id)
             return Outcome(json={"metrics": metrics, "type": "optim_step"})
 
-        return self.submit_ordered(model.model_id, int(request["seq_id"]), "OptimStep", work)
+        return self.submit_ordered(model, seq_id, "OptimStep", work)
 
     def _meta(self, model: TrainingModel) -> dict[str, Any]:
         return {"base_model": model.base_model, "lora": model.spec.to_json(), "run": model.model_id}
 
     def save_weights(self, request: dict[str, Any]) -> str:
-        model = self.model(request["model_id"])
-        seq_id = int(request["seq_id"])
-        name = request.get("path") or f"seq{seq_id}"
-        overwrite = bool(request.get("overwrite", False))
+        model = self.model(request.get("model_id"))
+        seq_id = fields.integer(request, "seq_id")
+        with self.checking(model, seq_id):
+            name = fields.text(request, "path", f"seq{seq_id}")
+            ref = CheckpointRef.of(model.model_id, "weights", name)
+            overwrite = fields.flag(request, "overwrite", False)
+            self.store.directory(ref)
 
         def work() -> Outcome:
-            ref = self.store.new(model.model_id, "weights", name, overwrite)
-            model.host.save_state(model.adapter, self.store.directory(ref), with_optimizer=True)
-            self.store.write_meta(ref, self._meta(model))
+            live(model)
+            with self.store.writing(ref, self._meta(model), overwrite) as staging:
+                model.host.save_state(model.adapter, staging, with_optimizer=True)
             return Outcome(json={"path": ref.uri, "type": "save_weights"})
 
-        return self.submit_ordered(model.model_id, seq_id, "SaveWeights", work)
+        return self.submit_ordered(model, seq_id, "SaveWeights", work)
 
     def save_weights_for_sampler(self, request: dict[str, Any]) -> str:
-        model = self.model(request["model_id"])
-        seq_id = int(request["seq_id"])
-        name = request.get("path")
-        sampler_seq = request.get("sampling_session_seq_id")
-
-        def work() -> Outcome:
-            if name:
-                ref = self.store.new(model.model_id, "sampler_weights", name, overwrite=True)
-                directory = self.store.directory(ref)
-                model.host.snapshot_sampler(model.adapter, slot("p", ref.uri), directory)
-                self.store.write_meta(ref, self._meta(model))
-                self._add_sampler(
-                    ref.uri, model.session_id, model.host, slot("p", ref.uri), ref.uri
-                )
-                return Outcome(json={"path": ref.uri, "type": "save_weights_for_sampler"})
-            if sampler_seq is None:
+        model = self.model(request.get("model_id"))
+        seq_id = fields.integer(request, "seq_id")
+        with self.checking(model, seq_id):
+            name = fields.text(request, "path", None)
+            sampler_seq = fields.integer(request, "sampling_session_seq_id", None, minimum=0)
+            if name is not None:
+                ref = CheckpointRef.of(model.model_id, "sampler_weights", name)
+                self.store.directory(ref)
+            elif sampler_seq is None:
                 raise UserInputError(
                     "save_weights_for_sampler needs a path or a sampling_session_seq_id"
                 )
+
+        def save_named() -> Outcome:
+            live(model)
+            sampler_slot = slot("p", ref.uri)
+            try:
+                with self.store.writing(ref, self._meta(model), overwrite=True) as staging:
+                    model.host.snapshot_sampler(model.adapter, sampler_slot, staging)
+            except BaseException:
+                if model.host.has_sampler(sampler_slot):
+                    model.host.drop_sampler(sampler_slot)
+                raise
+            model.host.relocate_sampler(sampler_slot, self.store.directory(ref))
+            self._add_sampler(ref.uri, model.session_id, model.host, sampler_slot, ref.uri)
+            return Outcome(json={"path": ref.uri, "type": "save_weights_for_sampler"})
+
+        def snapshot() -> Outcome:
+            live(model)
             sampler_id = f"{model.session_id}:sample:{sampler_seq}"
             model.host.snapshot_sampler(model.adapter, slot("p", sampler_id), None)
             self._add_sampler(sampler_id, model.session_id, model.host, slot("p", sampler_id), None)
             return Outcome(json={"sampling_session_id": sampler_id, "path": None})
 
-        return self.submit_ordered(model.model_id, seq_id, "SaveWeightsForSampler", work)
+        work = save_named if name is not None else snapshot
+        return self.submit_ordered(model, seq_id, "SaveWeightsForSampler", work)
 
     def load_weights(self, request: dict[str, Any]) -> str:
-        ref = CheckpointRef.parse(request["path"])
-        with_optimizer = bool(request.get("optimizer", False))
-        if request.get("model_id"):
-            model = self.model(request["model_id"])
+        with_optimizer = fields.flag(request, "optimizer", False)
+        if request.get("model_id") is not None:
+            model = self.model(request.get("model_id"))
+            seq_id = fields.integer(request, "seq_id")
+            with self.checking(model, seq_id):
+                ref = self._checkpoint(request.get("path"), with_optimizer)
 
             def load_into() -> Outcome:
-                self._check_optimizer(ref, with_optimizer)
+                live(model)
+                self.store.read_meta(ref)
                 model.host.load_state(model.adapter, self.store.directory(ref), with_optimizer)
                 return Outcome(json={"path": ref.uri, "model_id": model.model_id})
 
-            return self.submit_ordered(
-                model.model_id, int(request["seq_id"]), "LoadWeights", load_into
-            )
-        session_id = request["session_id"]
-        model_id = f"{session_id}:train:{request['model_seq_id']}"
+            return self.submit_ordered(model, seq_id, "LoadWeights", load_into)
+        ref = self._checkpoint(request.get("path"), with_optimizer)
+        session = self.sessions.use(request.get("session_id"))
+        model_id = self._new_model_id(session, request)
+        base_request = fields.text(request, "base_model", None)
+        if base_request is not None:
+            self.hosts.check(base_request)
 
-        def create_from() -> Outcome:
-            self._check_optimizer(ref, with_optimizer)
-            meta = self.store.read_meta(ref)
-            base = request.get("base_model") or meta["base_model"]
+        def make() -> tuple[str, ModelHost, LoraSpec]:
+            base = base_request or self.store.read_meta(ref)["base_model"]
             host = self.hosts.get(base)
-            if model_id not in self.models:
-                spec = host.create_adapter_from_state(
-                    slot("m", model_id), self.store.directory(ref), with_optimizer
-                )
-                self._register(model_id, session_id, base, host, spec)
-            return Outcome(json={"path": ref.uri, "model_id": model_id})
+            spec = host.create_adapter_from_state(
+                slot("m", model_id), self.store.directory(ref), with_optimizer
+            )
+            return base, host, spec
 
-        return self.submit("LoadWeights", create_from)
+        answer = {"path": ref.uri, "model_id": model_id}
+        return self.submit("LoadWeights", self._creation(model_id, session, make, answer))
 
-    def _check_optimizer(self, ref: CheckpointRef, with_optimizer: bool) -> None:
+    def _checkpoint(self, path: object, with_optimizer: bool) -> CheckpointRef:
+        ref = CheckpointRef.parse(path)
+        self.store.directory(ref)
         if with_optimizer and ref.kind != "weights":
             raise UserInputError(f"{ref.uri} holds sampler weights only, no optimizer state")
+        return ref
 
     # Sampling -----------------------------------------------------------------------
 
@@ -309,67 +455,133 @@ class Service:
         adapter: str | None,
         path: str | None,
     ) -> None:
-        self.samplers[sampler_id] = Sampler(sampler_id, host, adapter, path)
-        self.session(session_id).samplers.append(sampler_id)
+        """Hold a new sampler (replacing one of that id); beyond the limit, release the
+        least recently used. Runs on the compute thread."""
+        old = self.samplers.pop(sampler_id, None)
+        if old is not None and old.adapter is not None and old.adapter != adapter:
+            old.host.drop_sampler(old.adapter)
+        self.samplers[sampler_id] = Sampler(sampler_id, session_id, host, adapter, path)
+        self._released_samplers.pop(sampler_id, None)
+        session = self.sessions.find(session_id)
+        if session is not None and sampler_id not in session.samplers:
+            session.samplers.append(sampler_id)
+        while len(self.samplers) > self.limits.max_samplers:
+            oldest = next(iter(self.samplers))
+            self._release_sampler(
+                oldest,
+                f"this server keeps the {self.limits.max_samplers} most recently used "
+                "sampler snapshots (rlv serve --max-samplers)",
+            )
+
+    def _release_sampler(self, sampler_id: str, reason: str) -> None:
+        """Forget a sampler and free its adapter (on the compute thread)."""
+        sampler = self.samplers.pop(sampler_id)
+        self._released_samplers[sampler_id] = reason
+        while len(self._released_samplers) > REMEMBER_RELEASED:
+            self._released_samplers.popitem(last=False)
+        session = self.sessions.find(sampler.session_id)
+        if session is not None and sampler_id in session.samplers:
+            session.samplers.remove(sampler_id)
+        if sampler.adapter is not None and sampler.host.has_sampler(sampler.adapter):
+            sampler.host.drop_sampler(sampler.adapter)
 
     async def create_sampling_session(self, request: dict[str, Any]) -> str:
-        session_id = request["session_id"]
-        sampler_id = f"{session_id}:sample:{request['sampling_session_seq_id']}"
-        await self.on_compute(lambda: self._open_sampler(sampler_id, session_id, request))
+        session = self.sessions.use(request.get("session_id"))
+        seq = fields.integer(request, "sampling_session_seq_id", minimum=0)
+        sampler_id = f"{session.session_id}:sample:{seq}"
+        model_path, base_model = self._sampler_source(request)
+        await self.on_compute(
+            lambda: self._open_sampler(sampler_id, session.session_id, model_path, base_model)
+        )
         return sampler_id
 
-    def _open_sampler(self, sampler_id: str, session_id: str, request: dict[str, Any]) -> None:
-        path = request.get("model_path")
-        if path:
-            ref = CheckpointRef.parse(path)
+    def _sampler_source(self, request: dict[str, Any]) -> tuple[CheckpointRef | None, str | None]:
+        path = fields.text(request, "model_path", None)
+        base_model = fields.text(request, "base_model", None)
+        ref = CheckpointRef.parse(path) if path else None
+        if ref is not None:
+            self.store.directory(ref)
+        if base_model is not None:
+            self.hosts.check(base_model)
+        if ref is None and not base_model:
+            raise UserInputError(
+                "sampling needs a sampling_session_id, a model_path or a base_model"
+            )
+        return ref, base_model
+
+    def _open_sampler(
+        self, sampler_id: str, session_id: str, ref: CheckpointRef | None, base_model: str | None
+    ) -> None:
+        if ref is not None:
             meta = self.store.read_meta(ref)
-            host = self.hosts.get(request.get("base_model") or meta["base_model"])
+            host = self.hosts.get(base_model or meta["base_model"])
             host.load_sampler(slot("p", sampler_id), self.store.directory(ref))
             self._add_sampler(sampler_id, session_id, host, slot("p", sampler_id), ref.uri)
-        elif request.get("base_model"):
-            self._add_sampler(
-                sampler_id, session_id, self.hosts.get(request["base_model"]), None, None
-            )
         else:
-            raise UserInputError("create_sampling_session needs a model_path or a base_model")
+            self._add_sampler(sampler_id, session_id, self.hosts.get(base_model), None, None)
 
     def sampler_info(self, sampler_id: str) -> dict[str, Any]:
-        sampler = self.samplers.get(sampler_id)
-        if sampler is None:
-            raise UserInputError(f"unknown sampler '{sampler_id}'")
+        sampler = self._known_sampler(sampler_id)
         return {
             "sampler_id": sampler_id,
             "base_model": str(self.hosts.directory_of(sampler.host)),
             "model_path": sampler.model_path,
         }
 
+    def _known_sampler(self, sampler_id: str) -> Sampler:
+        sampler = self.samplers.get(sampler_id)
+        if sampler is None:
+            reason = self._released_samplers.get(sampler_id)
+            if reason is not None:
+                raise UserInputError(f"sampler '{sampler_id}' was released: {reason}")
+            raise UserInputError(f"unknown sampler '{sampler_id}'")
+        return sampler
+
     def asample(self, request: dict[str, Any]) -> tuple[str, list[str]]:
-        count = int(request.get("num_samples", 1))
-        if count < 1:
-            raise UserInputError(f"num_samples must be at least 1, got {count}")
+        count = fields.integer(request, "num_samples", 1)
+        if not 1 <= count <= self.limits.max_num_samples:
+            raise UserInputError(
+                f"num_samples must be between 1 and {self.limits.max_num_samples}, this "
+                f"server's limit (rlv serve --max-num-samples), got {count}"
+            )
         for key in ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k"):
             if request.get(key):
                 raise UserInputError(f"'{key}' is not supported by rlv serve")
         if request.get("target_prompt_logprobs") is not None:
             raise UserInputError("'target_prompt_logprobs' is not supported by rlv serve")
-        tokens = prompt_tokens(request.get("prompt") or {})
-        params = request.get("sampling_params") or {}
-        want_prompt_logprobs = bool(request.get("prompt_logprobs"))
-        sampler_id = request.get("sampling_session_id")
+        tokens = prompt_tokens(fields.mapping(request, "prompt"))
+        params = fields.mapping(request, "sampling_params")
+        max_tokens = fields.integer(params, "max_tokens", 16)
+        if not 1 <= max_tokens <= self.limits.max_tokens:
+            raise UserInputError(
+                f"max_tokens must be between 1 and {self.limits.max_tokens}, this server's "
+                f"limit (rlv serve --max-tokens), got {max_tokens}"
+            )
+        temperature = fields.number(params, "temperature", 1.0)
+        top_p = fields.number(params, "top_p", 1.0)
+        top_k = fields.integer(params, "top_k", -1)
+        seed = fields.integer(params, "seed", None)
+        stop = stop_condition(params.get("stop"))
+        want_prompt_logprobs = fields.flag(request, "prompt_logprobs", False)
+        sampler_id = fields.text(request, "sampling_session_id", None)
+        if sampler_id is not None:
+            self._known_sampler(sampler_id)
+            source: tuple[CheckpointRef | None, str | None] = (None, None)
+        else:
+            source = self._sampler_source(request)
 
         def work() -> Outcome:
-            sampler = self._sampler_for(sampler_id, request)
-            stop = params.get("stop")
+            sampler = self._sampler_for(sampler_id, *source)
             sequences = sampler.host.sample(
                 sampler.adapter,
                 tokens,
                 num_samples=count,
-                max_tokens=int(params.get("max_tokens") or 16),
-                temperature=float(params.get("temperature", 1.0)),
-                top_p=float(params.get("top_p", 1.0)),
-                top_k=int(params.get("top_k", -1)),
-                stop=[stop] if isinstance(stop, str) else stop,
-                seed=params.get("seed"),
+                max_tokens=max_tokens,
+                temperature=temperature,
+                top_p=top_p,
+                top_k=top_k,
+                stop=stop,
+                seed=seed,
             )
             prompt_lps = (
                 sampler.host.prompt_logprobs(sampler.adapter, tokens)
@@ -381,26 +593,22 @@ class Service:
         request_id = self.submit("Sample", work)
         return request_id, [f"{request_id}:{i}" for i in range(count)]
 
-    def _sampler_for(self, sampler_id: str | None, request: dict[str, Any]) -> Sampler:
-        if sampler_id:
-            sampler = self.samplers.get(sampler_id)
-            if sampler is None:
-                raise UserInputError(f"unknown sampling session '{sampler_id}'")
-            return sampler
-        key = request.get("model_path") or request.get("base_model")
-        if not key:
-            raise UserInputError("sample needs a sampling_session_id, a model_path or a base_model")
-        if key not in self.samplers:
-            self._open_sampler(
-                key,
-                "adhoc",
-                {"model_path": request.get("model_path"), "base_model": request.get("base_model")},
-            )
-        return self.samplers[key]
+    def _sampler_for(
+        self, sampler_id: str | None, ref: CheckpointRef | None, base_model: str | None
+    ) -> Sampler:
+        """The sampler a request names, most recently used from now on."""
+        if sampler_id is None:  # ad hoc, by checkpoint or base model
+            sampler_id = ref.uri if ref is not None else f"base:{base_model}"
+            if sampler_id not in self.samplers:
+                self._open_sampler(sampler_id, "adhoc", ref, base_model)
+        sampler = self._known_sampler(sampler_id)
+        self.samplers.move_to_end(sampler_id)
+        return sampler
 
     # Listing ------------------------------------------------------------------------
 
     def training_run(self, run_id: str) -> dict[str, Any]:
+        check_name(run_id, "training run id")
         model = self.models.get(run_id)
         checkpoints = self.store.listing(run_id)
         if model is None and not checkpoints:
@@ -429,8 +637,8 @@ class Service:
         runs |= {c["tinker_path"].split("/")[2] for c in self.store.listing()}
         return [self.training_run(run) for run in sorted(runs)]
 
-    def weights_info(self, path: str) -> dict[str, Any]:
-        meta = self.store.read_meta(CheckpointRef.parse(path))
+    def weights_info(self, request: dict[str, Any]) -> dict[str, Any]:
+        meta = self.store.read_meta(CheckpointRef.parse(request.get("tinker_path")))
         lora = meta["lora"]
         return {
             "base_model": meta["base_model"],
@@ -442,6 +650,11 @@ class Service:
         }
 
 
+def live(model: TrainingModel) -> None:
+    if model.released:
+        raise UserInputError(f"training client '{model.model_id}' was released: its session ended")
+
+
 def slot(prefix: str, key: str) -> str:
     """A safe internal adapter name for an external id (ids hold ':' and '/')."""
     return prefix + hashlib.sha1(key.encode()).hexdigest()[:16]
@@ -449,13 +662,34 @@ def slot(prefix: str, key: str) -> str:
 
 def prompt_tokens(prompt: dict[str, Any]) -> list[int]:
     tokens: list[int] = []
-    for chunk in prompt.get("chunks", []):
+    chunks = prompt.get("chunks") or []
+    if not isinstance(chunks, list):
+        raise UserInputError("'prompt.chunks' must be a list")
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            raise UserInputError("each prompt chunk must be an object")
         if chunk.get("type", "encoded_text") != "encoded_text":
             raise UserInputError(f"prompt chunks of type '{chunk.get('type')}' are not supported")
-        tokens.extend(int(t) for t in chunk["tokens"])
+        values = chunk.get("tokens")
+        if not isinstance(values, list) or not all(
+            isinstance(t, int) and not isinstance(t, bool) for t in values
+        ):
+            raise UserInputError("prompt chunk 'tokens' must be a list of integers")
+        tokens.extend(values)
     if not tokens:
         raise UserInputError("the prompt has no tokens")
     return tokens
+
+
+def stop_condition(stop: object) -> str | list[str] | list[int] | None:
+    """``SamplingParams.stop``: None, a string, or a list of strings or of token ids."""
+    if stop is None or isinstance(stop, str):
+        return stop
+    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        return [str(s) for s in stop]
+    if isinstance(stop, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in stop):
+        return [int(s) for s in stop]
+    raise UserInputError("'stop' must be a string, a list of strings or a list of token ids")
 
 
 def guarded(work: Callable[[], object]) -> Callable[[], Outcome]:

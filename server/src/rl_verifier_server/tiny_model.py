@@ -100,6 +100,11 @@ _REQUIRED_FILES = (
 # Public API
 
 
+def builtin_models() -> tuple[str, ...]:
+    """Names of the built-in models every ``rlv serve`` offers (cheap: imports no torch)."""
+    return (TINY_MODEL_NAME,)
+
+
 def default_cache_dir() -> Path:
     """``$RLV_CACHE_DIR/models``, or ``~/.cache/rl-verifier/models`` when it is unset."""
     root = os.environ.get("RLV_CACHE_DIR")

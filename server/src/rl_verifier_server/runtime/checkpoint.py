@@ -27,6 +27,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from rl_verifier_server.runtime.types import CheckpointInfo, LoraSpec, UserInputError
+from rl_verifier_server.testhooks import pause_point
 
 META_FILE = "rlv_adapter.json"
 WEIGHTS_FILE = "adapter_model.safetensors"
@@ -47,6 +48,7 @@ def write_checkpoint(
     staging.mkdir()
     try:
         save_file(_cpu(weights), str(staging / WEIGHTS_FILE))
+        pause_point("checkpoint.write")
         if optimizer is not None:
             save_file(_cpu(optimizer), str(staging / OPTIMIZER_FILE))
         peft_config.save_pretrained(str(staging))

@@ -431,6 +431,13 @@ class ModelHost:
             del self._samplers[sampler_id]
             raise
 
+    def relocate_sampler(self, sampler_id: str, directory: Path) -> None:
+        """The caller moved the sampler's snapshot folder to ``directory``."""
+        sampler = self._samplers.get(sampler_id)
+        if sampler is None:
+            raise UserInputError(f"unknown sampler '{sampler_id}'")
+        sampler.directory = Path(directory)
+
     def has_sampler(self, sampler_id: str) -> bool:
         return sampler_id in self._samplers
 

@@ -1,0 +1,87 @@
+"""API keys: whose requests ``rlv serve`` answers.
+
+The tinker SDK sends its key (``TINKER_API_KEY``) in the ``X-API-Key`` header of every
+request. With keys configured, a request without one of them is answered 401 before the
+server reads its body or does anything else; only ``healthz`` stays open (it tells nothing
+but the version). Without keys the server answers everyone, which ``serve`` allows only on
+a loopback address.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import re
+from collections.abc import Iterable
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from rl_verifier.errors import UserError
+
+KEY_HEADER = b"x-api-key"
+KEYS_VARIABLE = "RLV_SERVE_API_KEYS"
+OPEN_PATHS = frozenset({"/healthz", "/api/v1/healthz"})
+KEY_FORM = re.compile(r"tml-[\x21-\x2b\x2d-\x7e]+")  # printable ASCII, no space or comma
+
+
+def collect_keys(options: Iterable[str], from_environment: str | None) -> tuple[str, ...]:
+    """Keys from ``--api-key`` options and the comma-separated environment variable."""
+    keys: list[str] = []
+    for key in [*options, *(from_environment or "").split(",")]:
+        key = key.strip()
+        if not key or key in keys:
+            continue
+        if not KEY_FORM.fullmatch(key):
+            raise UserError(
+                "an API key must start with 'tml-' (the tinker SDK refuses other keys) "
+                "and hold only printable ASCII characters, no spaces or commas"
+            )
+        keys.append(key)
+    return tuple(keys)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bound address is reachable from this machine only."""
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def key_matches(presented: bytes, keys: Iterable[bytes]) -> bool:
+    """Constant-time comparison against every key (no early exit)."""
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(presented, key)
+    return matched
+
+
+class RequireApiKey:
+    """ASGI middleware: 401 for HTTP requests without a valid ``X-API-Key``."""
+
+    def __init__(self, app: ASGIApp, keys: Iterable[str]) -> None:
+        self.app = app
+        self.keys = tuple(key.encode() for key in keys)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.keys or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        presented = next((v for k, v in scope["headers"] if k.lower() == KEY_HEADER), None)
+        if presented is not None and key_matches(presented, self.keys):
+            await self.app(scope, receive, send)
+            return
+        problem = "no API key was sent" if presented is None else "the API key is not valid"
+        response = JSONResponse(
+            {
+                "error": f"{problem}: this server needs one of its keys (rlv serve --api-key) "
+                "in the X-API-Key header; the tinker SDK sends TINKER_API_KEY",
+                "category": "user",
+            },
+            status_code=401,
+        )
+        await response(scope, receive, send)

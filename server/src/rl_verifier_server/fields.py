@@ -1,0 +1,71 @@
+"""Typed reads of JSON request fields: a wrong or missing field is a user error naming it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rl_verifier_server.runtime import UserInputError
+
+MISSING: Any = object()
+MAX_INT = 2**63 - 1
+
+
+def _get(data: dict[str, Any], key: str, default: Any) -> Any:
+    value = data.get(key)
+    if value is None:
+        if default is MISSING:
+            raise UserInputError(f"the request needs '{key}'")
+        return default
+    return value
+
+
+def text(data: dict[str, Any], key: str, default: Any = MISSING) -> Any:
+    """A string field (``default`` when absent or null)."""
+    value = _get(data, key, default)
+    if value is not default and not isinstance(value, str):
+        raise UserInputError(f"'{key}' must be a string, got {type(value).__name__}")
+    return value
+
+
+def integer(
+    data: dict[str, Any], key: str, default: Any = MISSING, minimum: int = -MAX_INT - 1
+) -> Any:
+    """An integer field (JSON number without a fraction; not a boolean)."""
+    value = _get(data, key, default)
+    if value is default:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserInputError(f"'{key}' must be an integer, got {value!r:.40}")
+    if not minimum <= value <= MAX_INT:
+        raise UserInputError(f"'{key}' must be between {minimum} and {MAX_INT}, got {value}")
+    return value
+
+
+def number(data: dict[str, Any], key: str, default: Any = MISSING) -> Any:
+    """A finite number field."""
+    value = _get(data, key, default)
+    if value is default:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UserInputError(f"'{key}' must be a number, got {value!r:.40}")
+    if not math.isfinite(value):
+        raise UserInputError(f"'{key}' must be finite, got {value}")
+    return float(value)
+
+
+def flag(data: dict[str, Any], key: str, default: bool = False) -> bool:
+    value = _get(data, key, default)
+    if not isinstance(value, bool):
+        raise UserInputError(f"'{key}' must be true or false, got {value!r:.40}")
+    return value
+
+
+def mapping(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """An object field; absent or null is an empty object."""
+    value = _get(data, key, {})
+    if not isinstance(value, dict):
+        raise UserInputError(f"'{key}' must be an object, got {type(value).__name__}")
+    return value

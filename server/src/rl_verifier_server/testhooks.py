@@ -1,0 +1,32 @@
+"""A pause point for crash tests; does nothing unless its environment variable is set.
+
+With ``RLV_SERVE_TEST_PAUSE=POINT`` (or ``POINT@SUBJECT``) the server, on reaching that
+point (for that subject, e.g. a checkpoint name), writes the point's name to the file
+``RLV_SERVE_TEST_PAUSE_FILE`` and stops there for good, so a test can SIGKILL it at a
+known moment instead of sleeping and hoping. Points: ``optim_step`` (inside a step),
+``checkpoint.write`` (adapter weights written, the rest not yet), ``save_state.swap``
+(overwriting: the old checkpoint moved aside, the new one not yet in place).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+PAUSE_VARIABLE = "RLV_SERVE_TEST_PAUSE"
+SIGNAL_FILE_VARIABLE = "RLV_SERVE_TEST_PAUSE_FILE"
+
+
+def pause_point(point: str, subject: str = "") -> None:
+    spec = os.environ.get(PAUSE_VARIABLE)
+    if not spec:
+        return
+    wanted, _, wanted_subject = spec.partition("@")
+    if wanted != point or (wanted_subject and wanted_subject != subject):
+        return
+    signal_file = os.environ.get(SIGNAL_FILE_VARIABLE)
+    if signal_file:
+        Path(signal_file).write_text(point)
+    while True:
+        time.sleep(3600)
