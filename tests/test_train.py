@@ -183,3 +183,69 @@ def test_verifier_failures_stop_the_run_instead_of_scoring_zero(
     metrics = rows(tmp_path / "run" / "metrics.jsonl")
     assert metrics[0]["status"]["timeout"] == 8
     assert metrics[0]["datums"] == 0  # failures were dropped, not trained on as zeros
+
+
+def test_unknown_local_model_fails_in_one_line_before_anything(tmp_path: Path) -> None:
+    offered = "is not available to the local server (backend=local); it offers: rlv/tiny-chat"
+    config = small_config(tmp_path / "c.toml", base_model="nosuch-org/nosuch-model")
+    result = rlv("train", str(config), cwd=tmp_path)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and offered in lines[0], result.stderr
+    assert not (tmp_path / "run").exists()
+
+    built = write_loop(  # a generated script set to train on this machine says the same
+        BuildRequest(
+            verifier="exact_match",
+            model="nosuch-org/nosuch-model",
+            backend="local",
+            output=tmp_path / "gen" / "train_x.py",
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, str(built.script)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and offered in lines[0], result.stderr
+    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == ["train_x.py", "train_x.toml"]
+
+
+def test_toml_paths_and_a_local_model_directory(tmp_path: Path) -> None:
+    """Paths in the TOML are relative to it, whatever the current directory; a local
+    model directory (as a path relative to the TOML) is preloaded and trained."""
+    from rl_verifier_server.tiny_model import ensure_tiny_model
+
+    conf, elsewhere = tmp_path / "conf", tmp_path / "elsewhere"
+    conf.mkdir()
+    elsewhere.mkdir()
+    (conf / "model").symlink_to(ensure_tiny_model(), target_is_directory=True)
+    tasks = arithmetic_tasks(4)
+    (conf / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    warm = [
+        {"task_id": t.id, "completion": f"<answer>{t.reference['answer']}</answer>"} for t in tasks
+    ]
+    (conf / "warm.jsonl").write_text("".join(json.dumps(row) + "\n" for row in warm))
+    config = small_config(
+        conf / "c.toml",
+        base_model="model",
+        tasks="tasks.jsonl",
+        warmup_examples="warm.jsonl",
+        warmup_steps=1,
+        run_dir="runs/r",
+        steps=1,
+        groups_per_step=1,
+    )
+    result = rlv("train", str(config), cwd=elsewhere)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = conf / "runs" / "r"
+    assert [m["step"] for m in rows(run_dir / "metrics.jsonl")] == [-1, 0]  # warm-up, RL
+    assert {s["task_id"] for s in rows(run_dir / "samples.jsonl")} <= {t.id for t in tasks}
+    assert list(elsewhere.iterdir()) == []
+    echo = json.loads((run_dir / "config.json").read_text())  # what --resume reads
+    assert echo["base_model"] == str(conf / "model")
+    assert (echo["tasks"], echo["warmup_examples"]) == (
+        str(conf / "tasks.jsonl"),
+        str(conf / "warm.jsonl"),
+    )
+    assert echo["run_dir"] == str(run_dir)

@@ -74,7 +74,7 @@ def test_every_verifier_gets_a_valid_clean_loop(
     assert config.tasks == request_.task
     assert config.base_model == "Qwen/Qwen3-8B"
     assert (config.lora_rank, config.steps, config.save_every) == (32, 50, 10)
-    assert config.run_dir == "runs/train_x-{time}"
+    assert config.run_dir == str(tmp_path / "out" / "runs" / "train_x-{time}")  # beside it
     assert 40 <= len(built.script_text.splitlines()) <= 70
     doc = built.script_text.split('"""')[1]
     for needed in (verifier, "Qwen/Qwen3-8B", "importance_sampling", "LoRA rank 32", "50 steps"):
@@ -103,6 +103,21 @@ def test_awkward_names_and_paths_still_pass_ruff(tmp_path: Path) -> None:
     assert config.reward == "0.8*exact_match + 0.2*format"
     long_lines = [line for line in built.script_text.splitlines() if len(line) > 100]
     assert long_lines and all(len(line.split()) == 1 for line in long_lines)  # one word: ruff-ok
+
+
+def test_a_relative_task_path_is_written_relative_to_the_toml(
+    tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    request = BuildRequest(
+        verifier="exact_match", model="rlv/tiny-chat", task=tasks.name, output=Path("sub/train_x")
+    )
+    built = write_loop(request)
+    assert 'tasks = "../tasks.jsonl"' in built.config_text
+    monkeypatch.chdir(tmp_path / "sub")  # the TOML, not the current directory, anchors it
+    assert load_config(tmp_path / built.config).tasks == str(tasks)
+    doc = built.script_text.split('"""')[1]
+    assert "python sub/train_x.py --resume sub/runs/train_x-YYYYmmdd-HHMMSS" in doc
 
 
 def test_generated_script_explains_itself_in_help(request_: BuildRequest) -> None:

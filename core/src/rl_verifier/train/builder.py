@@ -119,7 +119,7 @@ def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
         "temperature": TrainConfig.model_fields["temperature"].default,
         "loss": request.loss,
         "reward": spec,
-        "tasks": tasks,
+        "tasks": _relative_to(tasks, script.parent),
         **_environment(request),
         "save_every": SAVE_EVERY,
         "run_dir": f"runs/{script.stem}-{{time}}",
@@ -231,6 +231,13 @@ def _resolve_tasks(task: str | None, names: list[str]) -> str:
     return task
 
 
+def _relative_to(tasks: str, folder: Path) -> str:
+    """A tasks path as the TOML in ``folder`` must write it (relative to its own folder)."""
+    if tasks.startswith("taskset:") or Path(tasks).is_absolute():
+        return tasks
+    return Path(os.path.relpath(os.path.abspath(tasks), os.path.abspath(folder))).as_posix()
+
+
 def _plain(text: str, flag: str) -> None:
     if not text.strip():
         raise UserError(f"{flag} must not be empty")
@@ -299,11 +306,11 @@ COMMENTS = {
     "temperature": "Sampling temperature",
     "loss": "Policy loss: importance_sampling, ppo, cispo or dro",
     "reward": "A verifier name or a reward spec such as '0.8*a + 0.2*b'",
-    "tasks": "A tasks JSONL file, or taskset:NAME from a plugin",
+    "tasks": "A tasks JSONL file (relative to this file), or taskset:NAME from a plugin",
     "environment": "Episode shape: single_turn, or a multi-turn tool environment",
     "max_turns": "Model turns per episode (tool calls happen between turns)",
     "save_every": "Save a resumable checkpoint every N steps",
-    "run_dir": "Logs and checkpoints; {time} becomes the start time",
+    "run_dir": "Logs and checkpoints (relative to this file); {time} becomes the start time",
 }
 
 GROUP_STARTS = {"base_model", "steps", "reward", "save_every"}  # a blank line before each
@@ -359,6 +366,8 @@ def _python(script: Path, values: dict[str, Any], family: str | None, local_only
     run = _command(script)
     target = "verifier" if re.fullmatch(r"\w+", values["reward"]) else "reward"
     run_dir = values["run_dir"].replace("{time}", "YYYYmmdd-HHMMSS")
+    if run != f"python {script.name}":  # run from elsewhere: the run is beside the TOML
+        run_dir = (script.parent / run_dir).as_posix()
     if len(f"    {run} --resume {_doc_escape(run_dir)}") > LINE_LENGTH:
         run_dir = "RUN_DIR"
     model = values["base_model"] + (f" ({family} chat template)" if family else "")

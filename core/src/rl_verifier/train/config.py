@@ -1,7 +1,13 @@
-"""``rlv train`` settings: a TOML file, overridden by ``--set key=value``, echoed to the run."""
+"""``rlv train`` settings: a TOML file, overridden by ``--set key=value``, echoed to the run.
+
+Relative paths in the file are relative to the file's own folder; those in ``--set`` to
+the current directory. Both are made absolute on loading, so the echoed ``config.json``
+(which ``--resume`` reads) names the same files from any directory.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +18,7 @@ from rl_verifier.config_input import parse_pairs, read_config_file
 from rl_verifier.errors import UserError
 
 LossName = Literal["importance_sampling", "ppo", "cispo", "dro"]
+PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir")
 
 
 class TrainConfig(BaseModel):
@@ -50,14 +57,19 @@ class TrainConfig(BaseModel):
     verifier_config: dict[str, Any] = Field(
         default_factory=dict, description="Verifier settings, as --config in rlv verify."
     )
-    tasks: str = Field(description="A tasks JSONL file, or taskset:NAME from a plugin.")
+    tasks: str = Field(
+        description="A tasks JSONL file (relative to the TOML's folder), or taskset:NAME."
+    )
     environment: str = Field(default="single_turn", description="Registered environment.")
     max_turns: int = Field(default=1, ge=1, description="Model turns per episode (tool use).")
     renderer: Literal["auto"] = Field(
         default="auto", description="auto: the tokenizer's own chat template."
     )
     save_every: int = Field(default=10, ge=1, description="save_state every N steps.")
-    run_dir: str = Field(default="runs/{time}", description="'{time}' is replaced at start.")
+    run_dir: str = Field(
+        default="runs/{time}",
+        description="'{time}' is replaced at start; default: under the current directory.",
+    )
     seed: int = 0
     sampling_ahead: int = Field(
         default=0, ge=0, description="Steps sampling may run ahead of training (0: on-policy)."
@@ -86,6 +98,10 @@ class TrainConfig(BaseModel):
             raise ValueError("warmup_steps needs warmup_examples")
         return self
 
+    def with_absolute_paths(self, base: Path) -> TrainConfig:
+        """This config with relative paths made absolute against ``base``."""
+        return TrainConfig.model_validate(absolute_paths(self.model_dump(), base))
+
 
 def describe(exc: ValidationError) -> str:
     problems = []
@@ -102,12 +118,40 @@ def describe(exc: ValidationError) -> str:
 
 def load_config(path: Path | None, overrides: Iterable[str] = ()) -> TrainConfig:
     """Read ``path`` (TOML, or a run's echoed ``config.json``), apply ``key=value``
-    overrides, validate."""
-    return validate(read_config_file(path) if path is not None else {}, overrides)
+    overrides, validate. Paths come back absolute (see the module docstring)."""
+    data = {}
+    if path is not None:
+        data = absolute_paths(read_config_file(path), Path(os.path.abspath(path)).parent)
+    config = validate(data, overrides)
+    return config.with_absolute_paths(Path.cwd())  # settings left at their defaults
+
+
+def absolute_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """``data`` with its relative path settings made absolute against ``base``.
+
+    ``taskset:NAME`` is a name, not a path. ``base_model`` is a path only when it names a
+    model directory (one with ``config.json``) from ``base``, or starts with ``.``, ``/``
+    or ``~``; otherwise it is a model name such as ``Qwen/Qwen3-8B``."""
+    out = dict(data)
+    for key in PATH_SETTINGS:
+        value = out.get(key)
+        if isinstance(value, str) and value and not value.startswith("taskset:"):
+            out[key] = absolute(value, base)
+    model = out.get("base_model")
+    if isinstance(model, str) and model:
+        looks_like_path = model.startswith((".", "/", "~"))
+        if looks_like_path or (base / model / "config.json").is_file():
+            out["base_model"] = absolute(model, base)
+    return out
+
+
+def absolute(value: str, base: Path) -> str:
+    """``value`` as an absolute, normalised path (``~`` expanded)."""
+    return os.path.normpath(base / Path(value).expanduser())
 
 
 def validate(data: dict[str, Any], overrides: Iterable[str]) -> TrainConfig:
-    for key, value in parse_pairs(overrides).items():
+    for key, value in absolute_paths(parse_pairs(overrides), Path.cwd()).items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key] = {**data[key], **value}
         else:

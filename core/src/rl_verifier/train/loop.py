@@ -22,15 +22,13 @@ from typing import Any
 from rl_verifier.contracts import Completion, Score, Status, Task
 from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.errors import UserError
-from rl_verifier.jsonl import load_tasks, read_rows
-from rl_verifier.plugins import get_plugins
-from rl_verifier.reward import Reward, build_reward
 from rl_verifier.scoring import make_executor
 from rl_verifier.train.advantages import group_advantages, is_degenerate
-from rl_verifier.train.backend import Connection, connect, require_key
+from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig
-from rl_verifier.train.environments import Environment, Episode, SingleTurn, Turn, run_episode
+from rl_verifier.train.environments import Episode, SingleTurn, Turn, run_episode
 from rl_verifier.train.packing import PackedDatum, Segment, pack, supervised, to_datum
+from rl_verifier.train.preflight import Plan, prepare
 from rl_verifier.train.renderer import Renderer
 from rl_verifier.train.rundir import RunDir
 
@@ -82,58 +80,17 @@ def tasks_for_step(tasks: list[Task], step: int, per_step: int, seed: int) -> li
     return chosen
 
 
-def load_task_source(source: str) -> list[Task]:
-    if source.startswith("taskset:"):
-        name = source.removeprefix("taskset:")
-        task_sets = get_plugins().task_sets
-        if name not in task_sets:
-            known = ", ".join(sorted(task_sets)) or "none"
-            raise UserError(f"unknown task set '{name}'; known task sets: {known}")
-        return list(task_sets[name].value())
-    tasks = list(load_tasks(Path(source)).values())
-    if not tasks:
-        raise UserError(f"{source}: no tasks")
-    return tasks
-
-
-class RewardResolver:
-    """The reward for a task: the run's spec, or the task's own verifier."""
-
-    def __init__(self, config: TrainConfig) -> None:
-        self.config = config
-        self.cache: dict[str, Reward] = {}
-
-    def __call__(self, task: Task) -> Reward:
-        spec = self.config.reward or task.verifier
-        if not spec:
-            raise UserError(f"task '{task.id}' names no verifier and the config has no reward")
-        if spec not in self.cache:
-            settings = self.config.verifier_config
-            if not self.config.reward:
-                settings = settings.get(spec, {})
-            self.cache[spec] = build_reward(spec, get_plugins().registry, settings)
-        return self.cache[spec]
-
-
-def environment_for(config: TrainConfig) -> Environment:
-    environments = get_plugins().environments
-    if config.environment not in environments:
-        known = ", ".join(sorted(environments))
-        raise UserError(f"unknown environment '{config.environment}'; known: {known}")
-    env: Environment = environments[config.environment].value(config)
-    return env
-
-
 class Trainer:
-    def __init__(self, config: TrainConfig, run: RunDir, connection: Connection) -> None:
+    def __init__(
+        self, config: TrainConfig, plan: Plan, run: RunDir, connection: Connection
+    ) -> None:
         self.config = config
+        self.plan = plan
         self.run = run
         self.connection = connection
-        self.tasks = load_task_source(config.tasks)
-        self.rewards = RewardResolver(config)
-        for task in self.tasks:  # unknown verifiers and bad settings fail before any work
-            self.rewards(task)
-        self.env = environment_for(config)
+        self.tasks = plan.tasks
+        self.rewards = plan.rewards
+        self.env = plan.env
         self.board = SamplerBoard()
         self.stopping: str | None = None
 
@@ -141,6 +98,7 @@ class Trainer:
 
     async def open(self, resume_path: str | None) -> None:
         import tinker
+        from tinker import types
 
         self.service = tinker.ServiceClient(
             base_url=self.connection.base_url, api_key=self.connection.api_key
@@ -150,9 +108,16 @@ class Trainer:
                 resume_path
             )
         else:
-            self.training = await self.service.create_lora_training_client(
-                base_model=self.config.base_model, rank=self.config.lora_rank, seed=self.config.seed
-            )
+            try:
+                self.training = await self.service.create_lora_training_client(
+                    base_model=self.config.base_model,
+                    rank=self.config.lora_rank,
+                    seed=self.config.seed,
+                )
+            except tinker.RequestFailedError as exc:
+                if exc.category is not types.RequestErrorCategory.User:
+                    raise
+                raise UserError(f"cannot train {self.config.base_model}: {reason(exc)}") from None
         self.renderer = Renderer(self.training.get_tokenizer())
 
     # Sampling and scoring -----------------------------------------------------------
@@ -261,20 +226,12 @@ class Trainer:
         """A short cross_entropy warm start on example completions (format, not answers)."""
         from tinker import types
 
-        if not self.config.warmup_steps or not self.config.warmup_examples:
+        if not self.config.warmup_steps:
             return
-        by_id = {task.id: task for task in self.tasks}
         datums: list[PackedDatum] = []
-        path = Path(self.config.warmup_examples)
-        for number, row in read_rows(path, Completion):
-            task = by_id.get(row.task_id)
-            if task is None:
-                raise UserError(
-                    f"{path}:{number}: task_id '{row.task_id}' is not a task of this run"
-                )
-            prompt = self.renderer.prompt_tokens(self.env.start(task))
-            completion = self.completion_tokens(row.text())
-            datums.append(supervised(prompt, completion))
+        for example in self.plan.warmup:
+            prompt = self.renderer.prompt_tokens(self.env.start(example.task))
+            datums.append(supervised(prompt, self.completion_tokens(example.completion)))
         lr = self.config.warmup_learning_rate or self.config.learning_rate
         rng = random.Random(self.config.seed)
         for step in range(self.config.warmup_steps):
@@ -470,6 +427,12 @@ async def next_batch(queue: asyncio.Queue[Batch], producer: asyncio.Task[None]) 
     raise RuntimeError("sampling stopped before the run ended")
 
 
+def reason(exc: Exception) -> str:
+    """The server's message in an SDK ``RequestFailedError``, without the request details."""
+    text = str(getattr(exc, "message", exc)).removeprefix("Request failed: ")
+    return text.split(" for self.request_id=")[0]
+
+
 def drift(packed: list[PackedDatum], output: Any) -> tuple[float | None, float | None]:
     """Mean importance ratio and KL(sampler || trainer) over sampled tokens (k3 estimator)."""
     ratios: list[float] = []
@@ -508,24 +471,29 @@ def resolve_run_dir(config: TrainConfig) -> Path:
 
 
 async def train_async(config: TrainConfig, resume: Path | None = None) -> Path:
-    require_key(config)  # one clear line before any work
+    """Validate everything, then create (or rewind) the run directory and train."""
+    config = config.with_absolute_paths(Path.cwd())  # the echo names files from anywhere
+    checkpoint = None
     if resume is not None:
         run = RunDir(resume)
         if not run.config_file.exists():
             raise UserError(f"{resume}: no run to resume (config.json missing)")
         checkpoint = run.last_checkpoint()
-        start = checkpoint["step"] if checkpoint else 0
-        run.rewind(start if checkpoint else -(10**9))  # no checkpoint: start over, warm-up too
-        resume_path = checkpoint["path"] if checkpoint else None
     else:
         run = RunDir(resolve_run_dir(config))
-        run.create(config.model_dump(mode="json"))
-        start, resume_path = 0, None
+        run.refuse_existing()
+    start = checkpoint["step"] if checkpoint else 0
     if start >= config.steps:
         progress(f"{run.path}: all {config.steps} steps are done")
         return run.path
+    plan = prepare(config, warm_start=start == 0)  # nothing is created before this passes
+    if resume is not None:
+        run.rewind(start if checkpoint else -(10**9))  # no checkpoint: start over, warm-up too
+    else:
+        run.create(config.model_dump(mode="json"))
+    resume_path = checkpoint["path"] if checkpoint else None
     with connect(config, run.path) as connection:
-        trainer = Trainer(config, run, connection)
+        trainer = Trainer(config, plan, run, connection)
         await trainer.open(resume_path)
         if start:
             progress(f"resuming {run.path} at step {start + 1} from {resume_path}")

@@ -25,9 +25,13 @@ class RunDir:
     def config_file(self) -> Path:
         return self.path / "config.json"
 
-    def create(self, config: dict[str, Any]) -> None:
+    def refuse_existing(self) -> None:
+        """A new run must not write into an earlier one."""
         if (self.path / "metrics.jsonl").exists():
             raise UserError(f"{self.path} already holds a run; resume it with --resume {self.path}")
+
+    def create(self, config: dict[str, Any]) -> None:
+        self.refuse_existing()
         self.path.mkdir(parents=True, exist_ok=True)
         write_json(self.config_file, config)
 

@@ -1,0 +1,116 @@
+"""Everything a run needs, checked before anything is created on disk or started.
+
+``prepare`` loads the tasks, builds the reward of every task (unknown verifiers and bad
+settings fail here), builds the environment, reads the warm-up examples and checks that
+the base model is available to the chosen backend. A mistake costs one line and leaves
+no run directory behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rl_verifier.contracts import Completion, Task
+from rl_verifier.errors import UserError
+from rl_verifier.jsonl import load_tasks, read_rows
+from rl_verifier.plugins import get_plugins
+from rl_verifier.reward import Reward, build_reward
+from rl_verifier.train.backend import require_key
+from rl_verifier.train.config import TrainConfig
+from rl_verifier.train.environments import Environment
+from rl_verifier.train.local_models import check_local_model
+
+
+@dataclass
+class WarmupExample:
+    task: Task
+    completion: str
+
+
+@dataclass
+class Plan:
+    """A run's validated inputs."""
+
+    tasks: list[Task]
+    rewards: RewardResolver
+    env: Environment
+    warmup: list[WarmupExample]
+
+
+def prepare(config: TrainConfig, warm_start: bool = True) -> Plan:
+    """Validate the whole config; ``warm_start``: the warm-up examples will be used."""
+    check_model(config)
+    tasks = load_task_source(config.tasks)
+    rewards = RewardResolver(config)
+    for task in tasks:
+        rewards(task)
+    env = environment_for(config)
+    warmup = read_warmup(config, tasks) if warm_start and config.warmup_steps else []
+    return Plan(tasks, rewards, env, warmup)
+
+
+def check_model(config: TrainConfig) -> None:
+    """tinker: an API key is set; local: the server is installed and offers the model."""
+    if config.backend == "tinker":
+        require_key(config)
+    else:
+        check_local_model(config.base_model)
+
+
+def load_task_source(source: str) -> list[Task]:
+    if source.startswith("taskset:"):
+        name = source.removeprefix("taskset:")
+        task_sets = get_plugins().task_sets
+        if name not in task_sets:
+            known = ", ".join(sorted(task_sets)) or "none"
+            raise UserError(f"unknown task set '{name}'; known task sets: {known}")
+        return list(task_sets[name].value())
+    tasks = list(load_tasks(Path(source)).values())
+    if not tasks:
+        raise UserError(f"{source}: no tasks")
+    return tasks
+
+
+class RewardResolver:
+    """The reward for a task: the run's spec, or the task's own verifier."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.cache: dict[str, Reward] = {}
+
+    def __call__(self, task: Task) -> Reward:
+        spec = self.config.reward or task.verifier
+        if not spec:
+            raise UserError(f"task '{task.id}' names no verifier and the config has no reward")
+        if spec not in self.cache:
+            settings = self.config.verifier_config
+            if not self.config.reward:
+                settings = settings.get(spec, {})
+            self.cache[spec] = build_reward(spec, get_plugins().registry, settings)
+        return self.cache[spec]
+
+
+def environment_for(config: TrainConfig) -> Environment:
+    environments = get_plugins().environments
+    if config.environment not in environments:
+        known = ", ".join(sorted(environments))
+        raise UserError(f"unknown environment '{config.environment}'; known: {known}")
+    env: Environment = environments[config.environment].value(config)
+    return env
+
+
+def read_warmup(config: TrainConfig, tasks: list[Task]) -> list[WarmupExample]:
+    """The warm-up rows, each joined to its task."""
+    assert config.warmup_examples is not None  # TrainConfig requires it with warmup_steps
+    path = Path(config.warmup_examples)
+    by_id = {task.id: task for task in tasks}
+    examples = []
+    for number, row in read_rows(path, Completion):
+        task = by_id.get(row.task_id)
+        if task is None:
+            raise UserError(f"{path}:{number}: task_id '{row.task_id}' is not a task of this run")
+        examples.append(WarmupExample(task, row.text()))
+    if not examples:
+        raise UserError(f"{path}: no warm-up examples")
+    return examples
