@@ -127,3 +127,28 @@ def test_hub_models_in_the_local_cache_are_offered_and_listed(tmp_path: Path) ->
     assert "rlv/tiny-chat (built in)" in message
     assert "some-org/cached-model (Hugging Face cache)" in message
     assert cached_hub_models(tmp_path / "no-cache-here") == []
+
+
+def test_a_model_the_server_refuses_later_is_told_in_the_servers_words() -> None:
+    """What preflight cannot see (a model directory that does not load) still reads as
+    the server's one-line reason, from either kind of SDK error."""
+    import httpx
+    import tinker
+    from tinker import types
+
+    from rl_verifier.train.loop import server_words
+
+    failed = tinker.RequestFailedError(
+        "Request failed: internal error: ValueError: Unrecognized model in /m. "
+        "for self.request_id='abc' and expected type self.model_cls=<class 'X'>",
+        request_id="abc",
+        category=types.RequestErrorCategory.Server,
+    )
+    assert server_words(failed) == "internal error: ValueError: Unrecognized model in /m."
+    response = httpx.Response(400, request=httpx.Request("POST", "http://127.0.0.1/x"))
+    refused = tinker.BadRequestError(
+        "Error code: 400 - {...}",
+        response=response,
+        body={"error": "unknown base model 'm': this server serves ...", "category": "user"},
+    )
+    assert server_words(refused) == "unknown base model 'm': this server serves ..."

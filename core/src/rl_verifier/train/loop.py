@@ -98,7 +98,6 @@ class Trainer:
 
     async def open(self, resume_path: str | None) -> None:
         import tinker
-        from tinker import types
 
         self.service = tinker.ServiceClient(
             base_url=self.connection.base_url, api_key=self.connection.api_key
@@ -114,10 +113,15 @@ class Trainer:
                     rank=self.config.lora_rank,
                     seed=self.config.seed,
                 )
-            except tinker.RequestFailedError as exc:
-                if exc.category is not types.RequestErrorCategory.User:
+            except (tinker.RequestFailedError, tinker.APIStatusError) as exc:
+                if isinstance(exc, tinker.APIStatusError) and exc.status_code >= 500:
                     raise
-                raise UserError(f"cannot train {self.config.base_model}: {reason(exc)}") from None
+                log = self.run.path / "server.log"
+                where = f" (server log: {log})" if self.config.backend == "local" else ""
+                raise UserError(
+                    f"could not start training base model '{self.config.base_model}': "
+                    f"{server_words(exc)}{where}"
+                ) from None
         self.renderer = Renderer(self.training.get_tokenizer())
 
     # Sampling and scoring -----------------------------------------------------------
@@ -427,8 +431,11 @@ async def next_batch(queue: asyncio.Queue[Batch], producer: asyncio.Task[None]) 
     raise RuntimeError("sampling stopped before the run ended")
 
 
-def reason(exc: Exception) -> str:
-    """The server's message in an SDK ``RequestFailedError``, without the request details."""
+def server_words(exc: Exception) -> str:
+    """The server's own message in an SDK error, without the SDK's request details."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        return str(body["error"])
     text = str(getattr(exc, "message", exc)).removeprefix("Request failed: ")
     return text.split(" for self.request_id=")[0]
 
