@@ -47,8 +47,10 @@ def test_paths_in_a_toml_are_relative_to_the_toml(layout: Path) -> None:
 def test_a_toml_given_by_a_relative_path_resolves_the_same(layout: Path) -> None:
     toml = write_toml(layout / "train.toml", tasks="data/tasks.jsonl")
     relative = Path("..") / "project" / "conf" / "train.toml"
-    assert load_config(relative).tasks == load_config(toml).tasks == str(
-        layout / "data" / "tasks.jsonl"
+    assert (
+        load_config(relative).tasks
+        == load_config(toml).tasks
+        == str(layout / "data" / "tasks.jsonl")
     )
 
 
