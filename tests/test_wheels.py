@@ -349,6 +349,7 @@ def python(code: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.requires("bwrap")
 def test_pytest_alone_grades_code_in_the_sandbox(venv_alone: Callable[..., Venv]) -> None:
     venv = venv_alone("plugins/pytest_exec")
     assert distributions(venv.plugins()) == {

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from rl_verifier.cli import cli
 from rl_verifier_sandbox import plugin
+
+pytestmark = pytest.mark.requires("bwrap")
 
 
 def test_doctor_json() -> None:

@@ -198,6 +198,7 @@ def test_missing_olean_is_a_header_error(lake_project: Path) -> None:
     assert "unknown module prefix 'Mathlib'" in (verdict.error or "")
 
 
+@pytest.mark.requires("bwrap")
 def test_unbuilt_repl_says_how_to_build_it(lake_project: Path) -> None:
     shutil.rmtree(lake_project / ".lake/packages/REPL")
     verifier = fake_verifier(repl_command=None, project=str(lake_project), sandbox="bwrap")

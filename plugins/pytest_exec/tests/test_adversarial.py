@@ -20,6 +20,8 @@ from rl_verifier_pytest_exec import PytestVerifier
 
 from .conftest import score
 
+pytestmark = pytest.mark.requires("bwrap")
+
 H, P, S = "largest", "add", "stdio"
 TASK_IDS = {H: "humaneval-largest", P: "pytest-add", S: "stdio-sum"}
 

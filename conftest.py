@@ -1,0 +1,35 @@
+"""Repository-wide test set-up: tests that need a system component say so once.
+
+``@pytest.mark.requires("bwrap")`` skips a test, before its fixtures run, when the
+command is not on PATH, with one reason per missing component (``pytest -ra`` groups
+them: "SKIPPED [76] ... bwrap is not installed"). ``make system-deps`` installs them.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+# command -> how to get it. Debian packages come from the Makefile's tools/system-deps.sh.
+HOW_TO_GET = {
+    "bwrap": "Debian package bubblewrap; run `make system-deps` as root",
+    "chromium": "Debian package chromium; run `make system-deps` as root",
+    "chromedriver": "Debian package chromium-driver; run `make system-deps` as root",
+    "lake": "a Lean toolchain; see `rlv lean doctor`",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requires(*commands): skip unless each command is on PATH (system packages)"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("requires"):
+        for command in mark.args:
+            if shutil.which(command) is None:
+                how = HOW_TO_GET.get(command, "not provided by `make system-deps`")
+                pytest.skip(f"{command} is not installed here ({how})")
