@@ -13,9 +13,10 @@ from pathlib import Path
 
 from rl_verifier.contracts import Completion, Task
 from rl_verifier.errors import UserError
-from rl_verifier.jsonl import load_tasks, read_rows
+from rl_verifier.jsonl import read_rows
 from rl_verifier.plugins import get_plugins
 from rl_verifier.reward import Reward, build_reward
+from rl_verifier.tasksource import load_task_source
 from rl_verifier.train.backend import require_key
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Environment
@@ -41,7 +42,7 @@ class Plan:
 def prepare(config: TrainConfig, warm_start: bool = True) -> Plan:
     """Validate the whole config; ``warm_start``: the warm-up examples will be used."""
     check_model(config)
-    tasks = load_task_source(config.tasks)
+    tasks = load_tasks_of(config)
     rewards = RewardResolver(config)
     for task in tasks:
         rewards(task)
@@ -58,17 +59,10 @@ def check_model(config: TrainConfig) -> None:
         check_local_model(config.base_model)
 
 
-def load_task_source(source: str) -> list[Task]:
-    if source.startswith("taskset:"):
-        name = source.removeprefix("taskset:")
-        task_sets = get_plugins().task_sets
-        if name not in task_sets:
-            known = ", ".join(sorted(task_sets)) or "none"
-            raise UserError(f"unknown task set '{name}'; known task sets: {known}")
-        return list(task_sets[name].value())
-    tasks = list(load_tasks(Path(source)).values())
+def load_tasks_of(config: TrainConfig) -> list[Task]:
+    tasks = list(load_task_source(config.tasks).values())
     if not tasks:
-        raise UserError(f"{source}: no tasks")
+        raise UserError(f"{config.tasks}: no tasks")
     return tasks
 
 
