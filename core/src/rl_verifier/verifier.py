@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rl_verifier.contracts import Completion, Score, Task, Verdict
-from rl_verifier.errors import UserError
+from rl_verifier.errors import UserError, validation_problems
 
 # Settings that change how a check runs, not what it concludes: kept out of config_hash.
 EXECUTION_KEYS = frozenset({"timeout_s", "max_concurrency"})
@@ -138,14 +138,8 @@ def config_hash(name: str, config: VerifierConfig) -> str:
 
 
 def describe_config_error(name: str, exc: ValidationError) -> str:
-    """One line per problem, naming the key."""
-    problems = []
-    for err in exc.errors():
-        key = ".".join(str(part) for part in err["loc"]) or "(config)"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"unknown config key '{key}'")
-        else:
-            problems.append(f"config key '{key}': {err['msg']}")
+    """One phrase per problem, naming the key."""
+    problems = validation_problems(exc, noun="config key")
     return f"bad config for verifier '{name}': " + "; ".join(problems)
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rl_verifier.config_input import parse_pairs, read_config_file
-from rl_verifier.errors import UserError
+from rl_verifier.errors import UserError, validation_problems
 
 LossName = Literal["importance_sampling", "ppo", "cispo", "dro"]
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir")
@@ -103,19 +103,6 @@ class TrainConfig(BaseModel):
         return TrainConfig.model_validate(absolute_paths(self.model_dump(), base))
 
 
-def describe(exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(config)"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"unknown setting '{key}'")
-        elif err["type"] == "missing":
-            problems.append(f"setting '{key}' is required")
-        else:
-            problems.append(f"setting '{key}': {err['msg']}")
-    return "bad training config: " + "; ".join(problems)
-
-
 def load_config(path: Path | None, overrides: Iterable[str] = ()) -> TrainConfig:
     """Read ``path`` (TOML, or a run's echoed ``config.json``), apply ``key=value``
     overrides, validate. Paths come back absolute (see the module docstring)."""
@@ -159,4 +146,5 @@ def validate(data: dict[str, Any], overrides: Iterable[str]) -> TrainConfig:
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
-        raise UserError(describe(exc)) from None
+        problems = validation_problems(exc, noun="setting")
+        raise UserError("bad training config: " + "; ".join(problems)) from None
