@@ -48,3 +48,18 @@ def test_a_missing_seq_id_is_skipped_after_a_grace_period(
         return ran
 
     assert asyncio.run(scenario()) == ["r3", "late"]
+
+
+def test_a_refused_seq_id_does_not_hold_up_its_successors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ordering, "GAP_WAIT_S", 3600.0)  # only void can let r2 through
+
+    async def scenario() -> list[str]:
+        ran: list[str] = []
+        queue = SequencedQueue(lambda request_id, work: ran.append(request_id), first=1)
+        queue.void(1)  # seq 1 was answered 400 before it was queued
+        queue.add(2, "r2", lambda: None)
+        return ran
+
+    assert asyncio.run(scenario()) == ["r2"]

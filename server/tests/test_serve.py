@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.errors import UserError
+from rl_verifier_server.auth import collect_keys, is_loopback
 from rl_verifier_server.launch import LocalServer, healthy
-from rl_verifier_server.serve import bind
+from rl_verifier_server.serve import bind, lock_data_dir, run_server
 
 
 def test_listening_socket_is_tcp_so_replies_are_not_delayed() -> None:
@@ -39,3 +40,33 @@ def test_launcher_reports_a_server_that_dies(tmp_path: Path) -> None:
         server.start(timeout_s=60)
     assert "cannot use" in str(caught.value) and "Traceback" not in str(caught.value)
     assert not healthy("http://127.0.0.1:9")
+
+
+def test_an_open_address_without_keys_is_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="without API keys") as refused:
+        run_server(host="0.0.0.0", port=0, data_dir=tmp_path, device="cpu", preload=[])
+    assert "--api-key" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_keys_come_from_options_and_the_environment() -> None:
+    assert collect_keys(["tml-a1"], " tml-b2 ,tml-a1,, ") == ("tml-a1", "tml-b2")
+    for bad in ("secret", "tml-", "tml-has space"):
+        with pytest.raises(UserError, match="must start with 'tml-'"):
+            collect_keys([bad], None)
+
+
+def test_loopback_addresses_are_told_apart() -> None:
+    for address in ("127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"):
+        assert is_loopback(address)
+    for address in ("0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "example.org"):
+        assert not is_loopback(address)
+
+
+def test_one_server_per_data_directory(tmp_path: Path) -> None:
+    held = lock_data_dir(tmp_path)
+    try:
+        with pytest.raises(UserError, match="in use by another rlv serve"):
+            lock_data_dir(tmp_path)
+    finally:
+        held.close()
+    lock_data_dir(tmp_path).close()  # free again once the holder is gone

@@ -113,12 +113,16 @@ def build_app(
         return await body_json(request, limit)
 
     async def healthz(request: Request) -> Response:
+        if request.method == "POST":
+            await read(request)
         return JSONResponse({"status": "ok", "version": __version__})
 
     async def client_config(request: Request) -> Response:
+        await read(request)
         return JSONResponse(CLIENT_CONFIG)
 
     async def dynamic_config(request: Request) -> Response:
+        await read(request)
         return JSONResponse({})
 
     async def create_session(request: Request) -> Response:

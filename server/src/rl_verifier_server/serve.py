@@ -88,10 +88,14 @@ def run_server(
 
     async def announce() -> None:
         url = f"http://{host}:{bound}"
-        key_hint = "one of your --api-key values" if api_keys else "tml-local"
+        key_hint = (
+            "  # and TINKER_API_KEY: one of the --api-key keys"
+            if api_keys
+            else " TINKER_API_KEY=tml-local"
+        )
         print(
             f"rlv serve: listening on {url} (checkpoints in {data_dir})\n"
-            f"  export TINKER_BASE_URL={url} TINKER_API_KEY={key_hint}",
+            f"  export TINKER_BASE_URL={url}{key_hint}",
             file=sys.stderr,
             flush=True,
         )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_verifier_server import fields
 from rl_verifier_server.checkpoints import CheckpointRef, CheckpointStore
@@ -28,7 +28,7 @@ from rl_verifier_server.limits import Limits
 from rl_verifier_server.models import AllowedModels, ModelHosts
 from rl_verifier_server.names import check_name
 from rl_verifier_server.ordering import SequencedQueue
-from rl_verifier_server.runtime import LoraSpec, ModelHost, UserInputError
+from rl_verifier_server.runtime import LoraSpec, UserInputError
 from rl_verifier_server.sessions import Session, Sessions, now_iso
 from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.wire import (
@@ -36,6 +36,9 @@ from rl_verifier_server.wire import (
     encode_forward_backward,
     encode_samples,
 )
+
+if TYPE_CHECKING:
+    from rl_verifier_server.runtime import ModelHost
 
 log = logging.getLogger("rl_verifier_server")
 MAX_LORA_RANK = 1024

@@ -20,6 +20,7 @@ NUMPY_OF_DTYPE: dict[int, Any] = {
     pb.DTYPE_INT32: np.int32,
 }
 DTYPE_OF_NUMPY = {np.dtype(np.float32): pb.DTYPE_FLOAT32, np.dtype(np.int64): pb.DTYPE_INT64}
+MAX_TENSOR_ELEMENTS = 1 << 24  # bounds what a small sparse tensor may expand to
 
 
 @dataclass
@@ -38,19 +39,14 @@ def decode_tensor(name: str, tensor: Any) -> np.ndarray:
     if kind is None:
         raise UserInputError(f"loss_fn_inputs['{name}']: unsupported dtype {tensor.dtype}")
     shape = tuple(int(s) for s in tensor.shape)
-    if tensor.WhichOneof("encoding") == "sparse_csr":
-        csr = tensor.sparse_csr
-        values = np.frombuffer(csr.values, dtype=kind)
-        rows = np.frombuffer(csr.crow_indices, dtype=np.int64)
-        cols = np.frombuffer(csr.col_indices, dtype=np.int64)
-        if len(shape) != 2 or len(rows) != shape[0] + 1 or len(cols) != len(values):
-            raise UserInputError(f"loss_fn_inputs['{name}']: malformed sparse tensor")
-        dense = np.zeros(shape, dtype=kind)
-        for row in range(shape[0]):
-            start, end = int(rows[row]), int(rows[row + 1])
-            dense[row, cols[start:end]] = values[start:end]
-        return dense
-    flat = np.frombuffer(tensor.dense, dtype=kind).copy()
+    if any(s < 0 for s in shape) or np.prod(shape, dtype=np.float64) > MAX_TENSOR_ELEMENTS:
+        raise UserInputError(f"loss_fn_inputs['{name}']: shape {list(shape)} is not allowed")
+    try:
+        if tensor.WhichOneof("encoding") == "sparse_csr":
+            return decode_sparse(name, tensor.sparse_csr, shape, kind)
+        flat = np.frombuffer(tensor.dense, dtype=kind).copy()
+    except ValueError as exc:  # a buffer that is not a whole number of values
+        raise UserInputError(f"loss_fn_inputs['{name}']: malformed tensor: {exc}") from None
     if shape:
         if int(np.prod(shape)) != flat.size:
             raise UserInputError(
@@ -58,6 +54,24 @@ def decode_tensor(name: str, tensor: Any) -> np.ndarray:
             )
         return flat.reshape(shape)
     return flat
+
+
+def decode_sparse(name: str, csr: Any, shape: tuple[int, ...], kind: Any) -> np.ndarray:
+    values = np.frombuffer(csr.values, dtype=kind)
+    rows = np.frombuffer(csr.crow_indices, dtype=np.int64)
+    cols = np.frombuffer(csr.col_indices, dtype=np.int64)
+    malformed = UserInputError(f"loss_fn_inputs['{name}']: malformed sparse tensor")
+    if len(shape) != 2 or len(rows) != shape[0] + 1 or len(cols) != len(values):
+        raise malformed
+    if rows[0] != 0 or rows[-1] != len(values) or np.any(np.diff(rows) < 0):
+        raise malformed
+    if len(cols) and (cols.min() < 0 or cols.max() >= shape[1]):
+        raise malformed
+    dense = np.zeros(shape, dtype=kind)
+    for row in range(shape[0]):
+        start, end = int(rows[row]), int(rows[row + 1])
+        dense[row, cols[start:end]] = values[start:end]
+    return dense
 
 
 def decode_tokens(datum: Any, index: int) -> list[int]:

@@ -1,0 +1,104 @@
+"""The checkpoint store: whole checkpoints appear atomically; a killed write is undone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rl_verifier_server.checkpoints import META, CheckpointRef, CheckpointStore
+from rl_verifier_server.runtime import UserInputError
+
+RUN = "s1:train:0"
+
+
+def save(store: CheckpointStore, name: str, payload: str, overwrite: bool = False) -> Path:
+    ref = CheckpointRef.of(RUN, "weights", name)
+    with store.writing(ref, {"base_model": "m", "lora": {"rank": 1}}, overwrite) as staging:
+        staging.mkdir()
+        (staging / "adapter.bin").write_text(payload)
+    return store.directory(ref)
+
+
+def names(store: CheckpointStore) -> set[str]:
+    return {item["tinker_path"].rsplit("/", 1)[1] for item in store.listing()}
+
+
+def test_a_checkpoint_appears_whole_with_its_record(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "step-1", "one")
+    assert (folder / "adapter.bin").read_text() == "one"
+    assert (
+        json.loads((folder / META).read_text())["tinker_path"] == f"tinker://{RUN}/weights/step-1"
+    )
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["step-1"]  # no staging left
+
+
+def test_existing_checkpoint_is_kept_unless_overwrite(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "step-1", "one")
+    with pytest.raises(UserInputError, match="exists"):
+        save(store, "step-1", "two")
+    assert (folder / "adapter.bin").read_text() == "one"
+    save(store, "step-1", "two", overwrite=True)
+    assert (folder / "adapter.bin").read_text() == "two"
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["step-1"]
+
+
+def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    save(store, "step-1", "one")
+    ref = CheckpointRef.of(RUN, "weights", "step-1")
+
+    def interrupted_write() -> None:
+        with store.writing(ref, {}, overwrite=True) as staging:
+            staging.mkdir()
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        interrupted_write()
+    folder = store.directory(ref)
+    assert (folder / "adapter.bin").read_text() == "one"
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["step-1"]
+
+
+def test_listing_shows_complete_checkpoints_only(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "step-1", "one")
+    kind_folder = folder.parent
+    # what a killed server leaves: a replaced checkpoint moved aside (record included),
+    # a staging folder, a visible folder without its record
+    retired = kind_folder / ".step-1.old-1234abcd"
+    retired.mkdir()
+    (retired / META).write_text((folder / META).read_text())
+    (kind_folder / ".step-2.tmp-1234abcd").mkdir()
+    (kind_folder / "step-3").mkdir()
+    assert names(store) == {"step-1"}
+
+
+def test_recover_restores_a_checkpoint_whose_replacement_never_arrived(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "step-1", "one")
+    kind_folder = folder.parent
+    # killed between moving the old folder aside and moving the new one in
+    folder.rename(kind_folder / ".step-1.old-1234abcd")
+    (kind_folder / ".step-1.tmp-5678abcd").mkdir()
+    # killed inside the runtime's own staging of another save
+    (kind_folder / "..step-2.tmp-1111.tmp-2222").mkdir()
+    assert names(store) == set()
+    store.recover()
+    assert names(store) == {"step-1"}
+    assert (folder / "adapter.bin").read_text() == "one"
+    assert sorted(p.name for p in kind_folder.iterdir()) == ["step-1"]
+
+
+def test_recover_drops_the_old_copy_once_the_new_one_is_in_place(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "step-1", "new")
+    old = folder.parent / ".step-1.old-1234abcd"
+    old.mkdir()
+    (old / "adapter.bin").write_text("old")
+    store.recover()
+    assert (folder / "adapter.bin").read_text() == "new"
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["step-1"]
