@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from rl_verifier_server import __version__
+from rl_verifier_server import __version__, listing
 from rl_verifier_server.auth import RequireApiKey
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.limits import too_large
@@ -200,13 +200,15 @@ def build_app(
         )
 
     async def training_runs(request: Request) -> Response:
-        runs = service.training_runs()
+        runs = listing.training_runs(service.store, service.models)
         offset, count = page(request, 20)
         cursor = {"offset": offset, "limit": count, "total_count": len(runs)}
         return JSONResponse({"training_runs": runs[offset : offset + count], "cursor": cursor})
 
     async def training_run(request: Request) -> Response:
-        return JSONResponse(service.training_run(request.path_params["run_id"]))
+        return JSONResponse(
+            listing.training_run(service.store, service.models, request.path_params["run_id"])
+        )
 
     async def run_checkpoints(request: Request) -> Response:
         items = service.store.listing(request.path_params["run_id"])
@@ -219,11 +221,12 @@ def build_app(
         return JSONResponse({"checkpoints": items[offset : offset + count], "cursor": cursor})
 
     async def weights_info(request: Request) -> Response:
-        return JSONResponse(service.weights_info(await read(request)))
+        return JSONResponse(listing.weights_info(service.store, await read(request)))
 
     async def get_session(request: Request) -> Response:
         session = service.session(request.path_params["session_id"])
-        return JSONResponse({"training_run_ids": session.models, "sampler_ids": session.samplers})
+        samplers = service.samplers.of_session(session.session_id)
+        return JSONResponse({"training_run_ids": session.models, "sampler_ids": samplers})
 
     async def list_sessions(request: Request) -> Response:
         return JSONResponse({"sessions": service.sessions.ids()})

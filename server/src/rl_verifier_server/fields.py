@@ -69,3 +69,35 @@ def mapping(data: dict[str, Any], key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UserInputError(f"'{key}' must be an object, got {type(value).__name__}")
     return value
+
+
+def prompt_tokens(prompt: dict[str, Any]) -> list[int]:
+    tokens: list[int] = []
+    chunks = prompt.get("chunks") or []
+    if not isinstance(chunks, list):
+        raise UserInputError("'prompt.chunks' must be a list")
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            raise UserInputError("each prompt chunk must be an object")
+        if chunk.get("type", "encoded_text") != "encoded_text":
+            raise UserInputError(f"prompt chunks of type '{chunk.get('type')}' are not supported")
+        values = chunk.get("tokens")
+        if not isinstance(values, list) or not all(
+            isinstance(t, int) and not isinstance(t, bool) for t in values
+        ):
+            raise UserInputError("prompt chunk 'tokens' must be a list of integers")
+        tokens.extend(values)
+    if not tokens:
+        raise UserInputError("the prompt has no tokens")
+    return tokens
+
+
+def stop_condition(stop: object) -> str | list[str] | list[int] | None:
+    """``SamplingParams.stop``: None, a string, or a list of strings or of token ids."""
+    if stop is None or isinstance(stop, str):
+        return stop
+    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        return [str(s) for s in stop]
+    if isinstance(stop, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in stop):
+        return [int(s) for s in stop]
+    raise UserInputError("'stop' must be a string, a list of strings or a list of token ids")

@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +28,8 @@ from rl_verifier_server.models import AllowedModels, ModelHosts
 from rl_verifier_server.names import check_name
 from rl_verifier_server.ordering import SequencedQueue
 from rl_verifier_server.runtime import LoraSpec, UserInputError
+from rl_verifier_server.sample_request import SampleCall
+from rl_verifier_server.samplers import Sampler, SamplerTable
 from rl_verifier_server.sessions import Session, Sessions, now_iso
 from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.wire import (
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rl_verifier_server")
 MAX_LORA_RANK = 1024
-REMEMBER_RELEASED = 10_000  # released sampler ids kept to explain a later use
 
 
 @dataclass
@@ -56,15 +56,6 @@ class TrainingModel:
     adapter: str = ""
     last_request_time: str = field(default_factory=now_iso)
     released: bool = False
-
-
-@dataclass
-class Sampler:
-    sampler_id: str
-    session_id: str
-    host: ModelHost
-    adapter: str | None  # None: the base model itself
-    model_path: str | None
 
 
 class Service:
@@ -83,8 +74,7 @@ class Service:
         self.futures = FutureTable()
         self.sessions = Sessions(self.limits.session_timeout_s, clock)
         self.models: dict[str, TrainingModel] = {}
-        self.samplers: OrderedDict[str, Sampler] = OrderedDict()  # least recently used first
-        self._released_samplers: OrderedDict[str, str] = OrderedDict()
+        self.samplers = SamplerTable(self.limits.max_samplers)
         self._creating: set[str] = set()  # model ids whose creation is queued
         self._compute = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlv-compute")
         self._tasks: set[asyncio.Task[None]] = set()
@@ -191,10 +181,7 @@ class Service:
             for model in released:
                 if model.host.has_adapter(model.adapter):
                     model.host.drop_adapter(model.adapter)
-            for sampler_id in list(session.samplers):
-                sampler = self.samplers.get(sampler_id)
-                if sampler is not None and sampler.session_id == session.session_id:
-                    self._release_sampler(sampler_id, "its session ended")
+            self.samplers.release_session(session.session_id)
 
         self.in_compute(release)
 
@@ -458,35 +445,7 @@ class Service:
         adapter: str | None,
         path: str | None,
     ) -> None:
-        """Hold a new sampler (replacing one of that id); beyond the limit, release the
-        least recently used. Runs on the compute thread."""
-        old = self.samplers.pop(sampler_id, None)
-        if old is not None and old.adapter is not None and old.adapter != adapter:
-            old.host.drop_sampler(old.adapter)
-        self.samplers[sampler_id] = Sampler(sampler_id, session_id, host, adapter, path)
-        self._released_samplers.pop(sampler_id, None)
-        session = self.sessions.find(session_id)
-        if session is not None and sampler_id not in session.samplers:
-            session.samplers.append(sampler_id)
-        while len(self.samplers) > self.limits.max_samplers:
-            oldest = next(iter(self.samplers))
-            self._release_sampler(
-                oldest,
-                f"this server keeps the {self.limits.max_samplers} most recently used "
-                "sampler snapshots (rlv serve --max-samplers)",
-            )
-
-    def _release_sampler(self, sampler_id: str, reason: str) -> None:
-        """Forget a sampler and free its adapter (on the compute thread)."""
-        sampler = self.samplers.pop(sampler_id)
-        self._released_samplers[sampler_id] = reason
-        while len(self._released_samplers) > REMEMBER_RELEASED:
-            self._released_samplers.popitem(last=False)
-        session = self.sessions.find(sampler.session_id)
-        if session is not None and sampler_id in session.samplers:
-            session.samplers.remove(sampler_id)
-        if sampler.adapter is not None and sampler.host.has_sampler(sampler.adapter):
-            sampler.host.drop_sampler(sampler.adapter)
+        self.samplers.add(Sampler(sampler_id, session_id, host, adapter, path))
 
     async def create_sampling_session(self, request: dict[str, Any]) -> str:
         session = self.sessions.use(request.get("session_id"))
@@ -524,51 +483,18 @@ class Service:
             self._add_sampler(sampler_id, session_id, self.hosts.get(base_model), None, None)
 
     def sampler_info(self, sampler_id: str) -> dict[str, Any]:
-        sampler = self._known_sampler(sampler_id)
+        sampler = self.samplers.get(sampler_id)
         return {
             "sampler_id": sampler_id,
             "base_model": str(self.hosts.directory_of(sampler.host)),
             "model_path": sampler.model_path,
         }
 
-    def _known_sampler(self, sampler_id: str) -> Sampler:
-        sampler = self.samplers.get(sampler_id)
-        if sampler is None:
-            reason = self._released_samplers.get(sampler_id)
-            if reason is not None:
-                raise UserInputError(f"sampler '{sampler_id}' was released: {reason}")
-            raise UserInputError(f"unknown sampler '{sampler_id}'")
-        return sampler
-
     def asample(self, request: dict[str, Any]) -> tuple[str, list[str]]:
-        count = fields.integer(request, "num_samples", 1)
-        if not 1 <= count <= self.limits.max_num_samples:
-            raise UserInputError(
-                f"num_samples must be between 1 and {self.limits.max_num_samples}, this "
-                f"server's limit (rlv serve --max-num-samples), got {count}"
-            )
-        for key in ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k"):
-            if request.get(key):
-                raise UserInputError(f"'{key}' is not supported by rlv serve")
-        if request.get("target_prompt_logprobs") is not None:
-            raise UserInputError("'target_prompt_logprobs' is not supported by rlv serve")
-        tokens = prompt_tokens(fields.mapping(request, "prompt"))
-        params = fields.mapping(request, "sampling_params")
-        max_tokens = fields.integer(params, "max_tokens", 16)
-        if not 1 <= max_tokens <= self.limits.max_tokens:
-            raise UserInputError(
-                f"max_tokens must be between 1 and {self.limits.max_tokens}, this server's "
-                f"limit (rlv serve --max-tokens), got {max_tokens}"
-            )
-        temperature = fields.number(params, "temperature", 1.0)
-        top_p = fields.number(params, "top_p", 1.0)
-        top_k = fields.integer(params, "top_k", -1)
-        seed = fields.integer(params, "seed", None)
-        stop = stop_condition(params.get("stop"))
-        want_prompt_logprobs = fields.flag(request, "prompt_logprobs", False)
+        call = SampleCall.parse(request, self.limits)
         sampler_id = fields.text(request, "sampling_session_id", None)
         if sampler_id is not None:
-            self._known_sampler(sampler_id)
+            self.samplers.get(sampler_id)
             source: tuple[CheckpointRef | None, str | None] = (None, None)
         else:
             source = self._sampler_source(request)
@@ -577,24 +503,24 @@ class Service:
             sampler = self._sampler_for(sampler_id, *source)
             sequences = sampler.host.sample(
                 sampler.adapter,
-                tokens,
-                num_samples=count,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                top_p=top_p,
-                top_k=top_k,
-                stop=stop,
-                seed=seed,
+                call.tokens,
+                num_samples=call.num_samples,
+                max_tokens=call.max_tokens,
+                temperature=call.temperature,
+                top_p=call.top_p,
+                top_k=call.top_k,
+                stop=call.stop,
+                seed=call.seed,
             )
             prompt_lps = (
-                sampler.host.prompt_logprobs(sampler.adapter, tokens)
-                if want_prompt_logprobs
+                sampler.host.prompt_logprobs(sampler.adapter, call.tokens)
+                if call.prompt_logprobs
                 else None
             )
             return Outcome(proto=encode_samples(sequences, prompt_lps))
 
         request_id = self.submit("Sample", work)
-        return request_id, [f"{request_id}:{i}" for i in range(count)]
+        return request_id, [f"{request_id}:{i}" for i in range(call.num_samples)]
 
     def _sampler_for(
         self, sampler_id: str | None, ref: CheckpointRef | None, base_model: str | None
@@ -604,53 +530,7 @@ class Service:
             sampler_id = ref.uri if ref is not None else f"base:{base_model}"
             if sampler_id not in self.samplers:
                 self._open_sampler(sampler_id, "adhoc", ref, base_model)
-        sampler = self._known_sampler(sampler_id)
-        self.samplers.move_to_end(sampler_id)
-        return sampler
-
-    # Listing ------------------------------------------------------------------------
-
-    def training_run(self, run_id: str) -> dict[str, Any]:
-        check_name(run_id, "training run id")
-        model = self.models.get(run_id)
-        checkpoints = self.store.listing(run_id)
-        if model is None and not checkpoints:
-            raise UserInputError(f"unknown training run '{run_id}'")
-        if model is not None:
-            base, rank, last = model.base_model, model.spec.rank, model.last_request_time
-        else:
-            meta = self.store.read_meta(CheckpointRef.parse(checkpoints[0]["tinker_path"]))
-            base, rank, last = meta["base_model"], meta["lora"]["rank"], checkpoints[0]["time"]
-        training = [c for c in checkpoints if c["checkpoint_type"] == "training"]
-        sampler = [c for c in checkpoints if c["checkpoint_type"] == "sampler"]
-        return {
-            "training_run_id": run_id,
-            "base_model": base,
-            "model_owner": "local",
-            "is_lora": True,
-            "lora_rank": rank,
-            "corrupted": False,
-            "last_request_time": last,
-            "last_checkpoint": training[0] if training else None,
-            "last_sampler_checkpoint": sampler[0] if sampler else None,
-        }
-
-    def training_runs(self) -> list[dict[str, Any]]:
-        runs = set(self.models)
-        runs |= {c["tinker_path"].split("/")[2] for c in self.store.listing()}
-        return [self.training_run(run) for run in sorted(runs)]
-
-    def weights_info(self, request: dict[str, Any]) -> dict[str, Any]:
-        meta = self.store.read_meta(CheckpointRef.parse(request.get("tinker_path")))
-        lora = meta["lora"]
-        return {
-            "base_model": meta["base_model"],
-            "is_lora": True,
-            "lora_rank": lora["rank"],
-            "train_mlp": lora["train_mlp"],
-            "train_attn": lora["train_attn"],
-            "train_unembed": lora["train_unembed"],
-        }
+        return self.samplers.use(sampler_id)
 
 
 def live(model: TrainingModel) -> None:
@@ -661,38 +541,6 @@ def live(model: TrainingModel) -> None:
 def slot(prefix: str, key: str) -> str:
     """A safe internal adapter name for an external id (ids hold ':' and '/')."""
     return prefix + hashlib.sha1(key.encode()).hexdigest()[:16]
-
-
-def prompt_tokens(prompt: dict[str, Any]) -> list[int]:
-    tokens: list[int] = []
-    chunks = prompt.get("chunks") or []
-    if not isinstance(chunks, list):
-        raise UserInputError("'prompt.chunks' must be a list")
-    for chunk in chunks:
-        if not isinstance(chunk, dict):
-            raise UserInputError("each prompt chunk must be an object")
-        if chunk.get("type", "encoded_text") != "encoded_text":
-            raise UserInputError(f"prompt chunks of type '{chunk.get('type')}' are not supported")
-        values = chunk.get("tokens")
-        if not isinstance(values, list) or not all(
-            isinstance(t, int) and not isinstance(t, bool) for t in values
-        ):
-            raise UserInputError("prompt chunk 'tokens' must be a list of integers")
-        tokens.extend(values)
-    if not tokens:
-        raise UserInputError("the prompt has no tokens")
-    return tokens
-
-
-def stop_condition(stop: object) -> str | list[str] | list[int] | None:
-    """``SamplingParams.stop``: None, a string, or a list of strings or of token ids."""
-    if stop is None or isinstance(stop, str):
-        return stop
-    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        return [str(s) for s in stop]
-    if isinstance(stop, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in stop):
-        return [int(s) for s in stop]
-    raise UserInputError("'stop' must be a string, a list of strings or a list of token ids")
 
 
 def guarded(work: Callable[[], object]) -> Callable[[], Outcome]:

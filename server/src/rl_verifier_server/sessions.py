@@ -29,7 +29,6 @@ class Session:
     created: str = field(default_factory=now_iso)
     finished: bool = False
     models: list[str] = field(default_factory=list)
-    samplers: list[str] = field(default_factory=list)
 
 
 class Sessions:

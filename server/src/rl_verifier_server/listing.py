@@ -1,0 +1,59 @@
+"""The REST client's views: training runs and checkpoint details, from live clients and disk."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rl_verifier_server.checkpoints import CheckpointRef, CheckpointStore
+from rl_verifier_server.names import check_name
+from rl_verifier_server.runtime import UserInputError
+
+if TYPE_CHECKING:
+    from rl_verifier_server.service import TrainingModel
+
+
+def training_run(
+    store: CheckpointStore, models: dict[str, TrainingModel], run_id: str
+) -> dict[str, Any]:
+    check_name(run_id, "training run id")
+    model = models.get(run_id)
+    checkpoints = store.listing(run_id)
+    if model is None and not checkpoints:
+        raise UserInputError(f"unknown training run '{run_id}'")
+    if model is not None:
+        base, rank, last = model.base_model, model.spec.rank, model.last_request_time
+    else:
+        meta = store.read_meta(CheckpointRef.parse(checkpoints[0]["tinker_path"]))
+        base, rank, last = meta["base_model"], meta["lora"]["rank"], checkpoints[0]["time"]
+    training = [c for c in checkpoints if c["checkpoint_type"] == "training"]
+    sampler = [c for c in checkpoints if c["checkpoint_type"] == "sampler"]
+    return {
+        "training_run_id": run_id,
+        "base_model": base,
+        "model_owner": "local",
+        "is_lora": True,
+        "lora_rank": rank,
+        "corrupted": False,
+        "last_request_time": last,
+        "last_checkpoint": training[0] if training else None,
+        "last_sampler_checkpoint": sampler[0] if sampler else None,
+    }
+
+
+def training_runs(store: CheckpointStore, models: dict[str, TrainingModel]) -> list[dict[str, Any]]:
+    runs = set(models)
+    runs |= {c["tinker_path"].split("/")[2] for c in store.listing()}
+    return [training_run(store, models, run) for run in sorted(runs)]
+
+
+def weights_info(store: CheckpointStore, request: dict[str, Any]) -> dict[str, Any]:
+    meta = store.read_meta(CheckpointRef.parse(request.get("tinker_path")))
+    lora = meta["lora"]
+    return {
+        "base_model": meta["base_model"],
+        "is_lora": True,
+        "lora_rank": lora["rank"],
+        "train_mlp": lora["train_mlp"],
+        "train_attn": lora["train_attn"],
+        "train_unembed": lora["train_unembed"],
+    }

@@ -1,0 +1,57 @@
+"""The sampling part of an ``asample`` request, checked against the server's limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rl_verifier_server import fields
+from rl_verifier_server.limits import Limits
+from rl_verifier_server.runtime import UserInputError
+
+UNSUPPORTED = ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k")
+
+
+@dataclass(frozen=True)
+class SampleCall:
+    tokens: list[int]
+    num_samples: int
+    max_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int
+    seed: int | None
+    stop: str | list[str] | list[int] | None
+    prompt_logprobs: bool
+
+    @classmethod
+    def parse(cls, request: dict[str, Any], limits: Limits) -> SampleCall:
+        count = fields.integer(request, "num_samples", 1)
+        if not 1 <= count <= limits.max_num_samples:
+            raise UserInputError(
+                f"num_samples must be between 1 and {limits.max_num_samples}, this "
+                f"server's limit (rlv serve --max-num-samples), got {count}"
+            )
+        for key in UNSUPPORTED:
+            if request.get(key):
+                raise UserInputError(f"'{key}' is not supported by rlv serve")
+        if request.get("target_prompt_logprobs") is not None:
+            raise UserInputError("'target_prompt_logprobs' is not supported by rlv serve")
+        params = fields.mapping(request, "sampling_params")
+        max_tokens = fields.integer(params, "max_tokens", 16)
+        if not 1 <= max_tokens <= limits.max_tokens:
+            raise UserInputError(
+                f"max_tokens must be between 1 and {limits.max_tokens}, this server's "
+                f"limit (rlv serve --max-tokens), got {max_tokens}"
+            )
+        return cls(
+            tokens=fields.prompt_tokens(fields.mapping(request, "prompt")),
+            num_samples=count,
+            max_tokens=max_tokens,
+            temperature=fields.number(params, "temperature", 1.0),
+            top_p=fields.number(params, "top_p", 1.0),
+            top_k=fields.integer(params, "top_k", -1),
+            seed=fields.integer(params, "seed", None),
+            stop=fields.stop_condition(params.get("stop")),
+            prompt_logprobs=fields.flag(request, "prompt_logprobs", False),
+        )
