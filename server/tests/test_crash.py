@@ -86,27 +86,27 @@ def test_checkpoints_survive_sigkill_mid_operation(tmp_path: Path, api_factory: 
 
     # 4. restarted: exactly the complete checkpoints are listed, and each one loads
     server = start(data)
+    datum = types.Datum(
+        model_input=types.ModelInput.from_ints([1, 2, 3]),
+        loss_fn_inputs={"target_tokens": [2, 3, 4], "weights": [1.0, 1.0, 1.0]},
+    )
     try:
-        client = tinker.ServiceClient(base_url=server.url, api_key="tml-local")
-        rest = tinker.RestClient(base_url=server.url, api_key="tml-local")
-        listed = {c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints}
-        assert listed == {
-            f"tinker://{run}/weights/a",
-            f"tinker://{run}/sampler_weights/s",
-            f"tinker://{run}/weights/b",
-        }
-        for path in sorted(listed):
-            if "/sampler_weights/" in path:
-                sampler = client.create_sampling_client(model_path=path).result()
-                prompt = types.ModelInput.from_ints([1, 2])
-                assert sampler.sample(prompt, 1, types.SamplingParams(max_tokens=2)).result()
-            else:
-                restored = client.create_training_client_from_state_with_optimizer(path).result()
-                datum = types.Datum(
-                    model_input=types.ModelInput.from_ints([1, 2, 3]),
-                    loss_fn_inputs={"target_tokens": [2, 3, 4], "weights": [1.0, 1.0, 1.0]},
-                )
-                assert restored.forward([datum], "cross_entropy").result().loss_fn_outputs
+        with tinker.ServiceClient(base_url=server.url, api_key="tml-local") as client:
+            rest = tinker.RestClient(base_url=server.url, api_key="tml-local")
+            listed = {c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints}
+            assert listed == {
+                f"tinker://{run}/weights/a",
+                f"tinker://{run}/sampler_weights/s",
+                f"tinker://{run}/weights/b",
+            }
+            for path in sorted(listed):
+                if "/sampler_weights/" in path:
+                    sampler = client.create_sampling_client(model_path=path).result()
+                    prompt = types.ModelInput.from_ints([1, 2])
+                    assert sampler.sample(prompt, 1, types.SamplingParams(max_tokens=2)).result()
+                else:
+                    restored = client.create_training_client_from_state_with_optimizer(path)
+                    assert restored.result().forward([datum], "cross_entropy").result()
         assert files(b_folder) == b_before  # the interrupted overwrite left the old "b"
         leftovers = [p for p in (data / "runs").rglob("*") if p.name.startswith(".")]
         assert leftovers == []

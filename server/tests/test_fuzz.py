@@ -189,11 +189,11 @@ def test_malformed_requests_on_every_route_get_4xx_and_the_server_keeps_serving(
         check(f"forward_backward {body.hex()[:60]}", api.call("forward_backward", body), False)
     assert not unexpected, "\n".join(unexpected[:20])
 
-    client = tinker.ServiceClient(base_url=server.url, api_key="tml-local")
-    training = client.create_lora_training_client(base_model="rlv/tiny-chat", rank=2).result()
-    datum = types.Datum(
-        model_input=types.ModelInput.from_ints([1, 2, 3]),
-        loss_fn_inputs={"target_tokens": [2, 3, 4], "weights": [1.0, 1.0, 1.0]},
-    )
-    assert training.forward_backward([datum], "cross_entropy").result().metrics
-    assert training.optim_step(types.AdamParams(learning_rate=1e-3)).result() is not None
+    with tinker.ServiceClient(base_url=server.url, api_key="tml-local") as client:
+        training = client.create_lora_training_client(base_model="rlv/tiny-chat", rank=2).result()
+        datum = types.Datum(
+            model_input=types.ModelInput.from_ints([1, 2, 3]),
+            loss_fn_inputs={"target_tokens": [2, 3, 4], "weights": [1.0, 1.0, 1.0]},
+        )
+        assert training.forward_backward([datum], "cross_entropy").result().metrics
+        assert training.optim_step(types.AdamParams(learning_rate=1e-3)).result() is not None

@@ -84,8 +84,9 @@ def hardened(tmp_path_factory: pytest.TempPathFactory, api_factory: Any) -> Iter
 
 
 @pytest.fixture(scope="module")
-def sdk(hardened: Hardened) -> tinker.ServiceClient:
-    return tinker.ServiceClient(base_url=hardened.server.url, api_key=KEY)
+def sdk(hardened: Hardened) -> Iterator[tinker.ServiceClient]:
+    with tinker.ServiceClient(base_url=hardened.server.url, api_key=KEY) as client:
+        yield client
 
 
 def tiny_datum() -> types.Datum:
@@ -174,6 +175,7 @@ def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
     max_examples=40,
     deadline=None,
     derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(name=NAMES, run=st.one_of(st.just("MODEL"), NAMES), kind=KINDS, overwrite=st.booleans())
@@ -265,8 +267,8 @@ def test_models_dir_and_operator_preloaded_models_are_served(
 
 
 def test_the_sdk_key_header_is_what_is_checked(hardened: Hardened, api_factory: Any) -> None:
-    from_env = tinker.ServiceClient(base_url=hardened.server.url, api_key=ENV_KEY)
-    from_env.create_lora_training_client(base_model="rlv/tiny-chat", rank=2).result()
+    with tinker.ServiceClient(base_url=hardened.server.url, api_key=ENV_KEY) as from_env:
+        from_env.create_lora_training_client(base_model="rlv/tiny-chat", rank=2).result()
     sessions = hardened.api.http.get("/api/v1/sessions").json()["sessions"]
     before = tree(hardened.root)
     wrong = tinker.ServiceClient(base_url=hardened.server.url, api_key="tml-not-this-one")
