@@ -18,6 +18,8 @@ missing=()
 for cmd in "${!PROVIDES[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${PROVIDES[$cmd]}")
 done
+# shared libraries (no command to look for) -> Debian package
+ldconfig -p 2>/dev/null | grep -c 'libseccomp\.so\.2 ' >/dev/null || missing+=(libseccomp2)
 [ "${#missing[@]}" -eq 0 ] && exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rl_verifier_sandbox._result import make_result
@@ -16,6 +17,7 @@ from rl_verifier_sandbox.api import Limits, Result
 
 OUTPUT_KILL_FACTOR = 8  # keep draining up to this many times the cap, then kill the job
 OUTPUT_KILL_MIN = 8 << 20
+CPU_POLL_EVERY = 10  # wait-loop turns (5 ms each) between reads of ``cpu_used``
 
 
 @dataclass
@@ -41,10 +43,20 @@ class Outcome:
     timed_out: bool
     output_killed: bool
     wall_s: float
-    cpu_s: float
+    cpu_s: float  # rusage of the waited-for process tree
+    cpu_killed: bool = False  # killed because ``cpu_used`` passed the CPU limit
 
-    def result(self, limits: Limits, *, shell_style: bool) -> Result:
-        """The shared ``Result`` for this outcome."""
+    def result(
+        self,
+        limits: Limits,
+        *,
+        shell_style: bool,
+        cpu_s: float | None = None,
+        cgroup_hit: str | None = None,
+        pids_refused: bool = False,
+    ) -> Result:
+        """The shared ``Result`` for this outcome; a job cgroup supplies ``cpu_s`` (every
+        process, waited for or not), ``cgroup_hit`` and ``pids_refused``."""
         return make_result(
             self.status,
             stdout=bytes(self.stdout.data),
@@ -54,9 +66,11 @@ class Outcome:
             timed_out=self.timed_out,
             output_killed=self.output_killed,
             wall_s=self.wall_s,
-            cpu_s=self.cpu_s,
+            cpu_s=self.cpu_s if cpu_s is None else cpu_s,
             limits=limits,
             shell_style=shell_style,
+            cgroup_hit="cpu" if self.cpu_killed else cgroup_hit,
+            pids_refused=pids_refused,
         )
 
 
@@ -95,8 +109,10 @@ def run_capped(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     pass_fds: Sequence[int] = (),
+    cpu_used: Callable[[], float] | None = None,
 ) -> Outcome:
-    """Start ``argv`` in a new session; killpg it at the deadline or on an output flood."""
+    """Start ``argv`` in a new session; killpg it at the deadline or on an output flood, and
+    when ``cpu_used()`` (polled every ~50 ms, e.g. a job cgroup's total) passes the CPU limit."""
     start = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
@@ -124,16 +140,18 @@ def run_capped(
     feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
     feeder.start()
     deadline = start + limits.wall_s
-    timed_out = False
+    timed_out = cpu_killed = False
     status = -1
     rusage_cpu = 0.0
-    while True:
+    for polls in itertools.count():
         pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             rusage_cpu = ru.ru_utime + ru.ru_stime
             break
-        if over.is_set() or time.monotonic() >= deadline:
-            timed_out = not over.is_set()
+        if cpu_used is not None and polls % CPU_POLL_EVERY == 0:
+            cpu_killed = cpu_used() > limits.cpu_s
+        if over.is_set() or cpu_killed or time.monotonic() >= deadline:
+            timed_out = not (over.is_set() or cpu_killed)
             _killpg(proc.pid)
             _, status, ru = os.wait4(proc.pid, 0)
             rusage_cpu = ru.ru_utime + ru.ru_stime
@@ -143,7 +161,8 @@ def run_capped(
     _killpg(proc.pid)  # stragglers that stayed in the group
     for t in readers:
         t.join(timeout=2.0)
-    return Outcome(status, out, err, timed_out, over.is_set(), time.monotonic() - start, rusage_cpu)
+    wall = time.monotonic() - start
+    return Outcome(status, out, err, timed_out, over.is_set(), wall, rusage_cpu, cpu_killed)
 
 
 def _feed(pipe: object, data: bytes) -> None:

@@ -34,10 +34,15 @@ def classify(
     *,
     cpu_s: float,
     output_killed: bool,
+    cgroup_hit: str | None = None,
+    pids_refused: bool = False,
 ) -> str | None:
-    """Best-effort name of the limit that ended the job."""
+    """Best-effort name of the limit that ended the job. ``cgroup_hit`` is a limit a job
+    cgroup saw hit (an OOM kill, its CPU total); ``pids_refused``: a fork was refused."""
     if output_killed:
         return "output"
+    if cgroup_hit:
+        return cgroup_hit
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= limits.cpu_s * 0.95):
         return "cpu"
     if sig == signal.SIGXFSZ:
@@ -48,7 +53,7 @@ def classify(
     for needle, name in _STDERR_HINTS:
         if needle in tail:
             return name
-    return None
+    return "processes" if pids_refused else None
 
 
 def make_result(
@@ -64,12 +69,23 @@ def make_result(
     cpu_s: float,
     limits: Limits,
     shell_style: bool,
+    cgroup_hit: str | None = None,
+    pids_refused: bool = False,
 ) -> Result:
     code, sig = split_status(status, shell_style=shell_style)
     if timed_out:
         limit: str | None = None
     else:
-        limit = classify(code, sig, stderr, limits, cpu_s=cpu_s, output_killed=output_killed)
+        limit = classify(
+            code,
+            sig,
+            stderr,
+            limits,
+            cpu_s=cpu_s,
+            output_killed=output_killed,
+            cgroup_hit=cgroup_hit,
+            pids_refused=pids_refused,
+        )
     return Result(
         exit_code=code,
         signal=sig,

@@ -77,11 +77,13 @@ def _set_limits(lim: dict[str, Any], base_procs: int) -> None:
 
     cpu = max(1, int(lim["cpu_s"] + 0.999))
     lower(resource.RLIMIT_CPU, cpu, cpu + 1)
-    lower(resource.RLIMIT_AS, lim["memory_bytes"])
+    if lim["memory_bytes"] is not None:  # None: the server's cgroup limits resident memory
+        lower(resource.RLIMIT_AS, lim["memory_bytes"])
     lower(resource.RLIMIT_FSIZE, lim["file_bytes"])
     lower(resource.RLIMIT_NOFILE, lim["open_files"])
     lower(resource.RLIMIT_CORE, 0)
-    lower(resource.RLIMIT_NPROC, lim["processes"] + base_procs)
+    if lim["processes"] is not None:  # None: the server's cgroup limits processes
+        lower(resource.RLIMIT_NPROC, lim["processes"] + base_procs)
 
 
 def _run_python(args: list[str]) -> None:
@@ -112,6 +114,9 @@ def _child(req: dict[str, Any], fds: tuple[int, int, int], base_procs: int) -> N
     try:
         os.setsid()
         _prctl(PR_SET_DUMPABLE, 1)
+        # at the server's memory limit the OOM killer takes the job, not the server
+        with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         os.closerange(3, 65536)

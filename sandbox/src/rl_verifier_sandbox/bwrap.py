@@ -9,16 +9,18 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rl_verifier_sandbox import _hostpaths, pyenv
+from rl_verifier_sandbox import _hostpaths, pyenv, seccomp
 from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import BadJob, as_bytes, parent_dirs, safe_relpath
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
 from rl_verifier_sandbox.slots import UidSlots
 
 if TYPE_CHECKING:
     from rl_verifier_sandbox.forkserver import PythonPool
+    from rl_verifier_sandbox.lease import Lease
 
 WORK_DIR = "/job"
 BASE_ENV = {
@@ -35,14 +37,15 @@ INIT = ("/bin/sh", "-c", '"$@"; exit $?', "sh")
 EXTRA_PROCS = 3  # outer bwrap, bwrap's pid-1 monitor, and setpriv/prlimit exec chain
 
 
-def rlimit_args(limits: Limits, *, nproc: bool) -> list[str]:
+def rlimit_args(limits: Limits, *, nproc: bool, address_space: bool = True) -> list[str]:
     """``prlimit`` options for one job (the limits survive exec and the uid switch). A value
-    above this process's own hard limit is lowered to it (raising needs CAP_SYS_RESOURCE)."""
+    above this process's own hard limit is lowered to it (raising needs CAP_SYS_RESOURCE).
+    ``address_space=False`` leaves RLIMIT_AS alone (a cgroup limits resident memory instead)."""
     cpu = max(1, int(limits.cpu_s + 0.999))
-    args = [
-        "prlimit",
-        f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < 10**7 else "--cpu=unlimited",
-        f"--as={_within_hard(resource.RLIMIT_AS, limits.memory_bytes)}",
+    args = ["prlimit", f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < 10**7 else "--cpu=unlimited"]
+    if address_space:
+        args.append(f"--as={_within_hard(resource.RLIMIT_AS, limits.memory_bytes)}")
+    args += [
         f"--fsize={_within_hard(resource.RLIMIT_FSIZE, limits.file_bytes)}",
         f"--nofile={_within_hard(resource.RLIMIT_NOFILE, limits.open_files)}",
         "--core=0",
@@ -82,7 +85,12 @@ def _system_binds() -> list[str]:
 
 
 class BwrapSandbox(Sandbox):
-    """bubblewrap with every namespace unshared, no network and a tmpfs work dir per job."""
+    """bubblewrap with every namespace unshared, no network and a tmpfs work dir per job.
+
+    ``cgroups``: each job gets its own cgroup where the host allows it (see ``cgroups``), else
+    rlimits. ``seccomp``: the syscall filter of ``seccomp`` (on by default; when libseccomp is
+    missing, ``check`` raises SandboxUnavailable rather than running jobs unfiltered).
+    """
 
     name = "bwrap"
     isolates = True
@@ -93,11 +101,41 @@ class BwrapSandbox(Sandbox):
         python: pyenv.PythonEnv | None = None,
         slots: UidSlots | None = None,
         bwrap: str = "bwrap",
+        cgroups: bool = True,
+        seccomp: bool = True,
     ) -> None:
         self._python = python
         self.slots = slots or UidSlots()
         self._bwrap = shutil.which(bwrap) or bwrap
         self._root = os.geteuid() == 0
+        self._cgroups = cgroups
+        self.seccomp = seccomp
+
+    @property
+    def cgroup_host(self) -> CgroupHost | None:
+        """How job cgroups are made here, or None when jobs get rlimits only."""
+        return host_cgroups() if self._cgroups else None
+
+    def mechanisms(self) -> dict[str, str]:
+        """What enforces each limit here: cgroup-v1/cgroup-v2, rlimit, seccomp, namespace,
+        host (the trusted parent process), or none."""
+        host = self.cgroup_host
+        cg = host.mechanism if host else ""
+        accounts_cpu = host is not None and (host.version == "v2" or host.has("cpuacct"))
+        return {
+            "memory": cg if host and host.has("memory") else "rlimit",
+            "processes": cg if host and host.has("pids") else ("rlimit" if self._root else "none"),
+            "cpu": cg if accounts_cpu else "rlimit",
+            "file_size": "rlimit",
+            "open_files": "rlimit",
+            "output": "host",
+            "wall": "host",
+            "environment": "host",
+            "uid": "namespace",
+            "network": "namespace",
+            "filesystem": "namespace",
+            "syscalls": "seccomp" if self.seccomp else "none",
+        }
 
     @property
     def python(self) -> pyenv.PythonEnv:
@@ -107,16 +145,37 @@ class BwrapSandbox(Sandbox):
 
     def check(self) -> None:
         """Raise SandboxUnavailable with the reason if a trivial job cannot run."""
-        _probe(self._bwrap, self._root)
+        if self.seccomp:
+            seccomp.bpf_program()  # SeccompUnavailable says what to install
+        _probe(self._bwrap, self._root, self.seccomp)
+
+    def lease(self, job: Job) -> Lease:
+        """Hold a uid slot and (where the host allows) a cgroup for one process tree, such as
+        a long-lived REPL: see ``rl_verifier_sandbox.lease``."""
+        from rl_verifier_sandbox.lease import Lease
+
+        return Lease(self, job)
 
     @contextmanager
     def command(
-        self, job: Job, uid: int, *, extra_binds: tuple[tuple[str, str], ...] = ()
+        self,
+        job: Job,
+        uid: int,
+        *,
+        extra_binds: tuple[tuple[str, str], ...] = (),
+        cgroup: JobCgroup | None = None,
     ) -> Iterator[tuple[list[str], list[int]]]:
-        """The full host argv for ``job`` as ``uid`` and the fds it needs passed in."""
+        """The full host argv for ``job`` as ``uid`` and the fds it needs passed in. With
+        ``cgroup`` the process joins it first, and the cgroup (not RLIMIT_AS / RLIMIT_NPROC)
+        bounds memory and processes."""
         fds: list[int] = []
         try:
-            argv = rlimit_args(job.limits, nproc=self._root)
+            argv = cgroup.enter_argv() if cgroup else []
+            memory_cg = cgroup is not None and cgroup.host.has("memory")
+            pids_cg = cgroup is not None and cgroup.host.has("pids")
+            argv += rlimit_args(
+                job.limits, nproc=self._root and not pids_cg, address_space=not memory_cg
+            )
             stage, host_binds = _hostpaths.binds(job.policy.readonly_paths, root=self._root)
             argv += stage
             if self._root:
@@ -158,6 +217,9 @@ class BwrapSandbox(Sandbox):
         ]
         for key, value in self._env(pol).items():
             args += ["--setenv", key, value]
+        if self.seccomp:
+            fds.append(seccomp.memfd())
+            args += ["--seccomp", str(fds[-1])]
         args += _system_binds()
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(lim.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
@@ -203,19 +265,39 @@ class BwrapSandbox(Sandbox):
         return list(job.argv)
 
     def run(self, job: Job) -> Result:
-        with self.slots.hold() as uid:
-            try:
-                with self.command(job, uid) as (argv, fds):
-                    out = run_capped(argv, job.limits, stdin=job.stdin, env={}, pass_fds=fds)
-            except BadJob as exc:
-                return bad_job_result(str(exc))
-        return out.result(job.limits, shell_style=True)
+        try:
+            with self.lease(job) as lease:
+                cg = lease.cgroup
+                with lease.command() as (argv, fds):
+                    out = run_capped(
+                        argv,
+                        job.limits,
+                        stdin=job.stdin,
+                        env={},
+                        pass_fds=fds,
+                        cpu_used=cg.cpu_s if cg is not None and cg.accounts_cpu else None,
+                    )
+                usage = lease.release()
+        except BadJob as exc:
+            return bad_job_result(str(exc))
+        if usage is None:
+            return out.result(job.limits, shell_style=True)
+        return out.result(job.limits, shell_style=True, **cgroup_verdict(usage))
 
     def python_pool(self, size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:
         """A warm fork-server pool for Python jobs (same ``run(Job) -> Result``)."""
         from rl_verifier_sandbox.forkserver import PythonPool
 
         return PythonPool(self, size=size, tmp_bytes=tmp_bytes)
+
+
+def cgroup_verdict(usage: CgroupUsage) -> dict[str, Any]:
+    """What a job cgroup adds to a result: total CPU, and which of its limits was hit."""
+    return {
+        "cpu_s": usage.cpu_s,
+        "cgroup_hit": "memory" if usage.oom_kills else None,
+        "pids_refused": usage.pids_refused > 0,
+    }
 
 
 def bad_job_result(message: str) -> Result:
@@ -234,13 +316,14 @@ def bad_job_result(message: str) -> Result:
 
 
 @functools.cache
-def _probe(bwrap: str, root: bool) -> None:
+def _probe(bwrap: str, root: bool, with_seccomp: bool) -> None:
     if not os.path.exists(bwrap) and shutil.which(bwrap) is None:
         raise SandboxUnavailable(f"bubblewrap not found ({bwrap})")
     for tool in ("prlimit", "setpriv") if root else ("prlimit",):
         if shutil.which(tool) is None:
             raise SandboxUnavailable(f"{tool} (util-linux) not found")
-    sb = BwrapSandbox(python=pyenv.PythonEnv(None, "/usr/bin/python3", "/nonexistent"))
+    python = pyenv.PythonEnv(None, "/usr/bin/python3", "/nonexistent")
+    sb = BwrapSandbox(python=python, bwrap=bwrap, seccomp=with_seccomp)
     try:
         res = sb.run(Job(argv=("/bin/true",), policy=Policy(python=False)))
     except (OSError, subprocess.SubprocessError) as exc:

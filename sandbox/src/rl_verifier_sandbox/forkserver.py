@@ -20,7 +20,7 @@ import signal
 import struct
 import subprocess
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from rl_verifier_sandbox import pyenv
@@ -28,6 +28,7 @@ from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
 from rl_verifier_sandbox._result import make_result
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BASE_ENV, BwrapSandbox, bad_job_result
+from rl_verifier_sandbox.cgroups import CgroupUsage, JobCgroup
 
 BACKSTOP_S = 2.0  # extra time the host grants the server beyond the job's wall limit
 SERVER_LIMITS = Limits(
@@ -56,12 +57,16 @@ class PythonForkServer:
         self.uid = uid
         self._tmp_bytes = tmp_bytes
         self._proc: subprocess.Popen[bytes] | None = None
+        self._cg: JobCgroup | None = None
 
     def start(self) -> None:
         script = f"{pyenv.SITE_MOUNT}/_server_main.py"
         limits = Limits(**{**asdict(SERVER_LIMITS), "tmp_bytes": self._tmp_bytes})
         job = Job(argv=("python", script, str(BASE_PROCS)), limits=limits, policy=Policy())
-        with self._sb.command(job, self.uid) as (argv, fds):
+        host = self._sb.cgroup_host
+        if host is not None:  # one cgroup per server; its limits are set before each job
+            self._cg = host.create()
+        with self._sb.command(job, self.uid, cgroup=self._cg) as (argv, fds):
             self._proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
@@ -85,6 +90,9 @@ class PythonForkServer:
         for pipe in (proc.stdin, proc.stdout):
             if pipe:
                 pipe.close()
+        cg, self._cg = self._cg, None
+        if cg is not None:
+            cg.close()
 
     def restart(self) -> None:
         self.stop()
@@ -124,19 +132,24 @@ class PythonForkServer:
             "files": files,
             "env": env,
             "stdin": _b64(job.stdin),
-            "limits": asdict(lim),
+            "limits": self._limit_job(lim),
         }
+        cg = self._cg
+        before = cg.usage() if cg is not None else None
         start = time.monotonic()
         try:
             self._send(req)
             resp = self._recv(start + lim.wall_s + BACKSTOP_S)
         except ServerDied:
+            oom = cg is not None and before is not None and _grew(cg, before).oom_kills > 0
             self.restart()
-            return _lost(start, lim, timed_out=time.monotonic() - start >= lim.wall_s)
+            lost = _lost(start, lim, timed_out=time.monotonic() - start >= lim.wall_s)
+            return replace(lost, limit_hit="memory") if oom and not lost.timed_out else lost
         if "error" in resp:
             self.restart()
             return bad_job_result(f"fork server error: {resp['error']}")
         out, err = base64.b64decode(resp["stdout"]), base64.b64decode(resp["stderr"])
+        used = _grew(cg, before) if cg is not None and before is not None else None
         return make_result(
             resp["status"],
             stdout=out,
@@ -146,10 +159,40 @@ class PythonForkServer:
             timed_out=resp["timed_out"],
             output_killed=resp["output_killed"],
             wall_s=time.monotonic() - start,
-            cpu_s=resp["cpu_s"],
+            cpu_s=resp["cpu_s"] if used is None or used.cpu_s is None else used.cpu_s,
             limits=lim,
             shell_style=False,
+            cgroup_hit="memory" if used is not None and used.oom_kills else None,
+            pids_refused=used is not None and used.pids_refused > 0,
         )
+
+    def _limit_job(self, lim: Limits) -> dict[str, Any]:
+        """The rlimits the server applies in the job's child. With a cgroup, the server's
+        cgroup gets room for this job on top of what the idle server uses, and the child skips
+        RLIMIT_AS (memory) and RLIMIT_NPROC (processes)."""
+        sent: dict[str, Any] = asdict(lim)
+        cg = self._cg
+        if cg is None:
+            return sent
+        if cg.host.has("memory"):
+            cg.set_limits(memory_bytes=cg.memory_current() + lim.memory_bytes)
+            sent["memory_bytes"] = None
+        if cg.host.has("pids"):
+            cg.set_limits(pids=cg.pids_current() + lim.processes)
+            sent["processes"] = None
+        return sent
+
+
+def _grew(cg: JobCgroup, before: CgroupUsage) -> CgroupUsage:
+    """What the cgroup used since ``before`` (one job on a warm server)."""
+    now = cg.usage()
+    cpu = None if now.cpu_s is None or before.cpu_s is None else now.cpu_s - before.cpu_s
+    return CgroupUsage(
+        cpu_s=cpu,
+        memory_peak_bytes=now.memory_peak_bytes,
+        oom_kills=now.oom_kills - before.oom_kills,
+        pids_refused=now.pids_refused - before.pids_refused,
+    )
 
 
 def _lost(start: float, limits: Limits, *, timed_out: bool) -> Result:
@@ -220,6 +263,11 @@ class PythonPool(Sandbox):
             return bad_job_result(str(exc))
         finally:
             self._free.put(server)
+
+    def mechanisms(self) -> dict[str, str]:
+        """As the bwrap sandbox's, except CPU: each process's RLIMIT_CPU (the server's cgroup
+        accounts a job's CPU, but nothing polls it while the job runs)."""
+        return {**self._sb.mechanisms(), "cpu": "rlimit"}
 
     @property
     def uids(self) -> list[int]:

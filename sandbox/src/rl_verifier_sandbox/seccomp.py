@@ -1,0 +1,217 @@
+"""The seccomp filter every bwrap job (and every fork-server job) runs under.
+
+A deny list in the spirit of Docker's default profile: everything is allowed except the calls
+below, which fail with ``EPERM`` (``clone3``: ``ENOSYS``, so libc falls back to ``clone``, whose
+flags the filter can inspect). Syscalls of another architecture (i386 ``int 0x80``, x32) kill
+the process. The BPF program is built once with libseccomp (``pyseccomp``) and handed to
+bwrap as ``--seccomp FD``; bwrap installs it just before it executes the job.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import importlib
+import json
+import os
+from typing import Any
+
+from rl_verifier_sandbox.api import SandboxUnavailable
+
+# Each fails with EPERM inside a job.
+DENIED: tuple[str, ...] = (
+    # reading or steering other processes
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    # kernel keyrings
+    "keyctl",
+    "add_key",
+    "request_key",
+    # large kernel attack surface
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    # mounts and namespaces (old and new mount API)
+    "mount",
+    "umount2",
+    "pivot_root",
+    "unshare",
+    "setns",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    # kernel modules and kexec
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    # file handles (bypass path permissions)
+    "open_by_handle_at",
+    # host-wide state
+    "acct",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "syslog",
+    "quotactl",
+    "quotactl_fd",
+    "fanotify_init",
+    "iopl",
+    "ioperm",
+    "vhangup",
+)
+# personality(2) may only query (0xffffffff) or set the default PER_LINUX (0).
+PERSONALITY_ALLOWED = (0x0, 0xFFFFFFFF)
+# clone(2) may not create namespaces (the flags Docker's profile refuses).
+CLONE_NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+INSTALL_HINT = "install Debian's libseccomp2 and `pip install pyseccomp`"
+
+
+class SeccompUnavailable(SandboxUnavailable):
+    """libseccomp cannot build the filter here; the message says why."""
+
+
+def _pyseccomp() -> Any:  # the bindings ship no type information
+    try:
+        return importlib.import_module("pyseccomp")
+    except (ImportError, RuntimeError, OSError) as exc:  # RuntimeError: no libseccomp.so
+        raise SeccompUnavailable(f"seccomp filter unavailable ({exc}); {INSTALL_HINT}") from None
+
+
+def syscall_number(name: str) -> int | None:
+    """The native syscall number of ``name``, or None where this architecture lacks it."""
+    nr = int(_pyseccomp().resolve_syscall(_pyseccomp().Arch.NATIVE, name))
+    return nr if nr >= 0 else None
+
+
+@functools.cache
+def bpf_program() -> bytes:
+    """The filter as a classic-BPF program (what ``bwrap --seccomp`` reads); built once."""
+    sc = _pyseccomp()
+    deny = sc.ERRNO(errno.EPERM)
+    filt = sc.SyscallFilter(sc.ALLOW)
+    filt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+    for name in DENIED:
+        nr = syscall_number(name)
+        if nr is not None:
+            filt.add_rule(deny, nr)
+    for mask, value in _personality_denials():
+        filt.add_rule(deny, "personality", sc.Arg(0, sc.MASKED_EQ, mask, value))
+    for flag in CLONE_NAMESPACE_FLAGS.values():
+        filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    with os.fdopen(os.memfd_create("rlv-seccomp"), "w+b") as fh:
+        filt.export_bpf(fh)
+        fh.seek(0)
+        return fh.read()
+
+
+def _personality_denials() -> list[tuple[int, int]]:
+    """(mask, value) pairs whose union is every 32-bit persona except 0 and 0xffffffff.
+
+    libseccomp allows one comparison per argument in a rule, and rules are OR-ed. A persona is
+    neither 0 nor all ones exactly when it has a set bit and a clear bit: split on bit 0.
+    """
+    assert PERSONALITY_ALLOWED == (0x0, 0xFFFFFFFF)
+    out = []
+    for bit in range(1, 32):
+        out.append((1 | 1 << bit, 1 << bit))  # bit 0 clear, another bit set
+        out.append((1 | 1 << bit, 1))  # bit 0 set, another bit clear
+    return out
+
+
+def memfd() -> int:
+    """A fresh fd holding the program, positioned at 0 (bwrap reads it to the end)."""
+    fd = os.memfd_create("rlv-seccomp", 0)
+    data = memoryview(bpf_program())
+    while data:
+        data = data[os.write(fd, data) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+# Arguments that make each probe harmless where the filter is missing (bad fds, NULL pointers,
+# pid 0); a call not listed gets six zeros.
+PROBE_ARGS: dict[str, tuple[int, ...]] = {
+    "ptrace": (16, 0),  # PTRACE_ATTACH to pid 0: ESRCH without the filter
+    "userfaultfd": (1,),  # UFFD_USER_MODE_ONLY: allowed unprivileged without the filter
+    "syslog": (10, 0, 0),  # SYSLOG_ACTION_SIZE_BUFFER
+    "fanotify_init": (0x200, 0),  # FAN_REPORT_FID: allowed unprivileged without the filter
+    "setns": (-1, 0),
+    "io_uring_enter": (-1, 0, 0, 0, 0, 0),
+    "io_uring_register": (-1, 0, 0, 0),
+    "pidfd_getfd": (-1, -1, 0),
+    "fsconfig": (-1, 0, 0, 0, 0),
+    "fsmount": (-1, 0, 0),
+    "fspick": (-1, 0, 0),
+    "open_tree": (-1, 0, 0),
+    "move_mount": (-1, 0, -1, 0, 0),
+    "mount_setattr": (-1, 0, 0, 0, 0),
+    "finit_module": (-1, 0, 0),
+    "open_by_handle_at": (-1, 0, 0),
+    "quotactl_fd": (-1, 0, 0, 0),
+}
+CLONE_SIGHAND = 0x00000800  # without CLONE_VM the kernel refuses it (EINVAL) before any clone
+
+
+def probe_calls(names: tuple[str, ...] = DENIED) -> list[tuple[str, int, tuple[int, ...]]]:
+    """(label, number, args) for a probe: each denied call, a non-default personality and
+    clone with each namespace flag (plus CLONE_SIGHAND, so no child is ever created)."""
+    calls = []
+    for name in names:
+        nr = syscall_number(name)
+        if nr is not None:
+            calls.append((name, nr, PROBE_ARGS.get(name, (0,) * 6)))
+    calls.append(("personality(READ_IMPLIES_EXEC)", _nr("personality"), (0x0400000,)))
+    calls.append(("personality(PER_LINUX32)", _nr("personality"), (0x0008,)))
+    for label, flag in CLONE_NAMESPACE_FLAGS.items():
+        calls.append((f"clone({label})", _nr("clone"), (flag | CLONE_SIGHAND, 0, 0, 0, 0)))
+    return calls
+
+
+def _nr(name: str) -> int:
+    nr = syscall_number(name)
+    assert nr is not None, name
+    return nr
+
+
+def probe_source(calls: list[tuple[str, int, tuple[int, ...]]]) -> str:
+    """Python source run inside a job: prints ``{label: errno}`` as JSON (0: the call worked)."""
+    return (
+        "import ctypes, json\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "out = {}\n"
+        f"for label, nr, args in {json.dumps(calls)}:\n"
+        "    ctypes.set_errno(0)\n"
+        "    rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])\n"
+        "    out[label] = ctypes.get_errno() if rc == -1 else 0\n"
+        "print(json.dumps(out))\n"
+    )
+
+
+__all__ = [
+    "DENIED",
+    "SeccompUnavailable",
+    "bpf_program",
+    "memfd",
+    "probe_calls",
+    "probe_source",
+]
