@@ -15,6 +15,7 @@ $(PY):
 
 $(STAMP): $(PY) requirements-dev.txt $(addsuffix /pyproject.toml,$(DISTS))
 	$(PY) -m pip install -q -r requirements-dev.txt $(foreach d,$(DISTS),-e '$(d)[test]')
+	$(PY) -m pip install -q --no-deps -r plugins/tool_calls/requirements-parity.txt
 	touch $@
 
 # Debian packages the suite and the demo need (bubblewrap, Chromium, ...): installed

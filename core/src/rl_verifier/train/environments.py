@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from rl_verifier.contracts import Task
+from rl_verifier.toolcalls import ToolCall, parse_tool_calls
 from rl_verifier.train.packing import Segment
 from rl_verifier.train.renderer import Renderer
 
@@ -96,59 +96,6 @@ class SingleTurn:
 
 # --------------------------------------------------------------------------------------------
 # Tool calls
-
-
-@dataclass
-class ToolCall:
-    """A tool call parsed from a reply; ``error`` says why it could not be parsed."""
-
-    name: str | None
-    arguments: dict[str, Any]
-    error: str | None = None
-
-
-_CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-_OPEN_TAG = "<tool_call>"
-
-
-def parse_tool_calls(text: str) -> list[ToolCall]:
-    """Tool calls written as ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
-
-    Hermes/Qwen style; several calls may appear in one reply. A call that cannot be used
-    (bad JSON, no name, arguments not an object, a ``<tool_call>`` never closed) comes back
-    with ``error`` set, so that the model can be told.
-    """
-    calls: list[ToolCall] = []
-    end = 0
-    for match in _CALL_RE.finditer(text):
-        calls.append(_parse_call(match.group(1)))
-        end = match.end()
-    if _OPEN_TAG in text[end:]:
-        calls.append(ToolCall(None, {}, "unterminated <tool_call>: no closing </tool_call>"))
-    return calls
-
-
-def _parse_call(body: str) -> ToolCall:
-    try:
-        obj = json.loads(body.strip())
-    except json.JSONDecodeError as exc:
-        return ToolCall(None, {}, f"malformed tool call JSON: {exc}")
-    if not isinstance(obj, dict):
-        return ToolCall(None, {}, "a tool call must be a JSON object with name and arguments")
-    name = obj.get("name")
-    if not isinstance(name, str) or not name:
-        return ToolCall(None, {}, "a tool call needs a string 'name'")
-    arguments = obj.get("arguments", obj.get("parameters", {}))
-    if isinstance(arguments, str):  # some models write the arguments as a JSON string
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return ToolCall(name, {}, f"malformed tool call arguments JSON: {exc}")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        return ToolCall(name, {}, "tool call 'arguments' must be a JSON object")
-    return ToolCall(name, arguments)
 
 
 def describe_tools(tools: Mapping[str, Callable[..., Any]]) -> str:

@@ -31,6 +31,47 @@ class Weights(BaseModel):
     )
 
 
+class BfclSettings(BaseModel):
+    """How BFCL mode reads replies; ``parallel_any_order`` and ``unwrap_code_fence`` depart
+    from BFCL and are off by default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_kind: Literal["prompt", "function_calling"] = Field(
+        default="prompt",
+        description="prompt: calls are read from the reply's text (Python, Java or JavaScript "
+        "call syntax); function_calling: from its tool calls (OpenAI tool_calls or "
+        "<tool_call> blocks).",
+    )
+    function_names: Literal["auto", "dotted", "underscored"] = Field(
+        default="auto",
+        description="How a dotted declared name (math.factorial) must be written: dotted, or "
+        "underscored (math_factorial; BFCL's underscore_to_dot, set for models whose API "
+        "forbids dots). auto: dotted for prompt models, underscored for function-calling ones.",
+    )
+    return_format: Literal["python", "json"] = Field(
+        default="python",
+        description="Prompt models, Python categories: python for [f(a=1)], json for BFCL's "
+        'JSON [{"function": "f", "parameters": {"a": 1}}].',
+    )
+    parallel_any_order: bool = Field(
+        default=False,
+        description="Departure from BFCL: match parallel calls by any one-to-one pairing "
+        "instead of BFCL's in-order greedy matching.",
+    )
+    unwrap_code_fence: bool = Field(
+        default=False,
+        description="Departure from BFCL: read prompt-model text inside a ```lang code fence.",
+    )
+
+    @property
+    def underscored(self) -> bool:
+        """Whether dotted declared names must be written with underscores."""
+        if self.function_names == "auto":
+            return self.model_kind == "function_calling"
+        return self.function_names == "underscored"
+
+
 class ToolCallsConfig(VerifierConfig):
     """Settings of the ``tool_calls`` verifier."""
 
@@ -45,6 +86,9 @@ class ToolCallsConfig(VerifierConfig):
     max_calls: int = Field(default=4, ge=0, description="More calls than this score 0.")
     target_calls: int = Field(default=2, ge=1, description="Calls allowed before thrift drops.")
     weights: Weights = Field(default_factory=Weights, description="Weights of the reward.")
+    bfcl: BfclSettings = Field(
+        default_factory=BfclSettings, description="How BFCL mode reads and matches calls."
+    )
     cite_pattern: str = Field(
         default=DEFAULT_CITE_PATTERN,
         description="Regex of a citation; group 1 holds one id or a comma-separated list.",

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from rl_verifier_tool_calls.calls import Call
+from rl_verifier.toolcalls import ToolCall
 
 # BFCL and some function-calling datasets write Python type names in their schemas.
 TYPE_ALIASES = {
@@ -88,7 +88,7 @@ def _validator(name: str, schema: dict[str, Any]) -> Any:
     return cls(schema)
 
 
-def illegal_reason(call: Call, validators: Mapping[str, Any]) -> str | None:
+def illegal_reason(call: ToolCall, validators: Mapping[str, Any]) -> str | None:
     """Why ``call`` is illegal, or None when it is legal."""
     if call.error is not None:
         return call.error

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rl_verifier.contracts import ChatMessage, Text, content_text
-from rl_verifier_tool_calls.calls import Call, inline_calls, strip_calls, structured_calls
+from rl_verifier.toolcalls import ToolCall, openai_tool_calls, strip_tool_calls, tagged_tool_calls
 
 RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 RESPONSE_TAG = "<tool_response>"
@@ -24,7 +24,7 @@ class Trajectory:
     turn wrote a ``<tool_response>`` itself; ``empty`` when there is no output at all.
     """
 
-    calls: list[Call] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
     responses: list[str] = field(default_factory=list)
     final: str = ""
     format_error: str | None = None
@@ -60,13 +60,13 @@ def _from_messages(messages: list[tuple[str, str, Any, Any]]) -> Trajectory:
             seen_output = seen_output or bool(text.strip())
             if RESPONSE_TAG in text:
                 result.fabricated_output = True
-            calls, unterminated = inline_calls(text)
+            calls, unterminated = tagged_tool_calls(text)
             if unterminated and result.format_error is None:
                 result.format_error = "unterminated <tool_call>: no closing </tool_call>"
             if isinstance(tool_calls, list):
-                calls += structured_calls(tool_calls)
+                calls += openai_tool_calls(tool_calls)
             if isinstance(function_call, dict):
-                calls += structured_calls([function_call])
+                calls += openai_tool_calls([function_call])
             result.calls += calls
             last_assistant = text
         elif role in TOOL_ROLES:
@@ -90,4 +90,4 @@ def final_answer(text: str) -> str:
     """The answer part of an assistant turn: no reasoning, no tool-call blocks."""
     if THINK_END in text:
         text = text.rsplit(THINK_END, 1)[1]
-    return strip_calls(text).strip()
+    return strip_tool_calls(text).strip()

@@ -8,6 +8,7 @@ from rl_verifier.builtin import reference_answers
 from rl_verifier.contracts import Completion, Task, Verdict
 from rl_verifier.verifier import Verifier
 from rl_verifier_tool_calls.bfcl.score import BfclTaskError, score_bfcl
+from rl_verifier_tool_calls.bfcl.sourcecalls import DecoderMissing
 from rl_verifier_tool_calls.config import ToolCallsConfig
 from rl_verifier_tool_calls.schema import ToolSpecError, tool_validators
 from rl_verifier_tool_calls.scoring import Outcome, reward_bounds, score_trajectory
@@ -41,20 +42,26 @@ class ToolCallsVerifier(Verifier):
         return (min(low, penalty), max(high, penalty))
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
-        trajectory = read_trajectory(completion.completion)
-        if trajectory.empty:
-            return Verdict.invalid("empty output: no assistant text and no tool call")
         try:
-            outcome = self._score(task, trajectory)
+            outcome = self._score(task, completion)
         except (ToolSpecError, BfclTaskError) as exc:
             return Verdict.failed(f"task {task.id!r}: {exc}")
+        except DecoderMissing as exc:
+            return Verdict.failed(str(exc))
+        if isinstance(outcome, str):
+            return Verdict.invalid(outcome)
         if outcome is None:
             return Verdict.failed(f"task {task.id!r}: reference has no 'answers' or 'answer'")
         return Verdict.ok(outcome.reward, outcome.components, **outcome.info)
 
-    def _score(self, task: Task, trajectory: Any) -> Outcome | None:
+    def _score(self, task: Task, completion: Completion) -> Outcome | str | None:
+        """The outcome; a string when the output is empty; None without a gold answer."""
         if self.settings.mode == "bfcl":
-            return score_bfcl(trajectory, task.reference)
+            # BFCL's verdict covers every reply, an empty one included (it is "no call").
+            return score_bfcl(completion.completion, task.reference, self.settings.bfcl)
+        trajectory = read_trajectory(completion.completion)
+        if trajectory.empty:
+            return "empty output: no assistant text and no tool call"
         gold = reference_answers(task.reference)
         if not gold:
             return None

@@ -1,67 +1,146 @@
-"""BFCL AST-checker rules: match output calls against a possible-answer row."""
+"""BFCL's AST check: output calls against a possible-answer row and the function docs.
+
+Calls are ``(name, {param: value})`` pairs as decoded from the output. Failures raise
+:class:`Mismatch` with BFCL's error type; a task BFCL cannot check (a declaration without
+``required``, an unknown type, an answer naming an undeclared function) raises
+:class:`BfclDataError`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rl_verifier_tool_calls.bfcl.normalise import normalise_string
-from rl_verifier_tool_calls.bfcl.parse import ParsedCall
+from rl_verifier_tool_calls.bfcl.categories import Category, Language
+from rl_verifier_tool_calls.bfcl.java import JAVA_TYPES, JavaTypeError, java_value
+from rl_verifier_tool_calls.bfcl.javascript import JS_TYPES, JsTypeError, js_value
+from rl_verifier_tool_calls.bfcl.values import (
+    OMITTED,
+    Mismatch,
+    check_dict,
+    check_dict_list,
+    check_list,
+    check_string,
+    check_type,
+)
 
-# Possible answer of one call: {function name: {param: [acceptable values, "" = may omit]}}.
-Expected = Mapping[str, Mapping[str, Sequence[Any]]]
-CATEGORIES = ("parallel_multiple", "irrelevance", "parallel", "multiple", "simple")
-OMITTED = ""
+Call = tuple[Any, Mapping[Any, Any]]
+# Possible answer of one call: {function name: {param: [acceptable values]}}.
+Answer = Mapping[str, Mapping[str, Sequence[Any]]]
+Doc = Mapping[str, Any]
+
+PYTHON_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+PYTHON_LISTS = ("array", "tuple")
+CONVERTED_LISTS = ("Array", "ArrayList", "array")
 
 
-class Mismatch(Exception):
-    """Why an output fails the check."""
-
-
-def category_of(question_id: str) -> str:
-    """simple, multiple, parallel, parallel_multiple or irrelevance, from the id's prefix."""
-    stem = question_id.removeprefix("live_")
-    for name in CATEGORIES:
-        if stem.startswith(name + "_") or stem == name:
-            return name
-    if stem.startswith(("java_", "javascript_", "sql_")):
-        return "simple"
-    raise ValueError(f"cannot tell the BFCL category of id {question_id!r}")
+class BfclDataError(ValueError):
+    """The task's rows cannot be checked (BFCL's own checker stops on them)."""
 
 
 def check(
-    category: str,
-    calls: Sequence[ParsedCall],
-    expected: Sequence[Expected],
-    functions: Sequence[Mapping[str, Any]],
+    category: Category,
+    calls: Sequence[Call],
+    expected: Sequence[Answer],
+    functions: Sequence[Doc],
+    underscored: bool = False,
+    any_order: bool = False,
 ) -> None:
-    """Raise :class:`Mismatch` unless ``calls`` pass the category's rules."""
-    if category == "irrelevance":
-        if calls:
-            raise Mismatch(f"irrelevance: expected no call, got {len(calls)}")
-        return
+    """Raise :class:`Mismatch` unless ``calls`` pass ``category``'s checker.
+
+    ``underscored``: dotted declared names must be written with underscores (BFCL's
+    ``underscore_to_dot``); ``any_order``: a departure from BFCL, parallel calls matched by
+    any one-to-one pairing instead of BFCL's in-order greedy matching."""
+    function = Function(category.language, underscored)
+    if category.checker == "parallel":
+        _same_count(calls, expected, "parallel_function_checker_no_order")
+        match = _match_any_pairing if any_order else _match_greedily
+        match(calls, expected, functions, function)
+    elif category.checker == "multiple":
+        _same_count(calls, expected, "multiple_function_checker")
+        function.check(_describe(functions, _answer_name(expected[0])), calls[0], expected[0])
+    else:
+        if len(calls) != 1:
+            raise Mismatch("simple_function_checker:wrong_count", _count(1, len(calls)))
+        if not functions or not expected:
+            raise BfclDataError("a simple question needs a function and a ground truth")
+        function.check(functions[0], calls[0], expected[0])
+
+
+def _same_count(calls: Sequence[Call], expected: Sequence[Answer], checker: str) -> None:
     if len(calls) != len(expected):
-        raise Mismatch(f"expected {len(expected)} call(s), got {len(calls)}")
-    docs = {str(f.get("name")): f for f in functions}
-    if category in ("simple", "multiple"):
-        for call, answer in zip(calls, expected, strict=True):
-            check_call(call, answer, docs)
-        return
-    _match_any_order(list(calls), list(expected), docs)
+        raise Mismatch(f"{checker}:wrong_count", _count(len(expected), len(calls)))
 
 
-def _match_any_order(
-    calls: list[ParsedCall], expected: list[Expected], docs: Mapping[str, Mapping[str, Any]]
+def _count(expected: int, got: int) -> str:
+    return f"wrong number of functions: expected {expected}, got {got}"
+
+
+def _answer_name(answer: Answer) -> str:
+    if not isinstance(answer, Mapping) or not answer:
+        raise BfclDataError("each ground-truth entry must be {function name: {params}}")
+    return str(next(iter(answer)))
+
+
+def _describe(functions: Sequence[Doc], name: str) -> Doc:
+    for doc in functions:
+        if isinstance(doc, Mapping) and doc.get("name") == name:
+            return doc
+    raise BfclDataError(f"the ground truth names {name!r}, which the question does not declare")
+
+
+def _match_greedily(
+    calls: Sequence[Call],
+    expected: Sequence[Answer],
+    functions: Sequence[Doc],
+    function: Function,
 ) -> None:
-    """Each expected call matched by a distinct output call (backtracking over pairings)."""
-    fits = [[_fits(call, answer, docs) for call in calls] for answer in expected]
+    """BFCL: each expected call, in order, takes the first unused output call that passes."""
+    used: set[int] = set()
+    for position, answer in enumerate(expected):
+        doc = _describe(functions, _answer_name(answer))
+        first: Mismatch | None = None
+        for index, call in enumerate(calls):
+            if index in used:
+                continue
+            try:
+                function.check(doc, call, answer)
+            except Mismatch as exc:
+                first = first or exc
+                continue
+            used.add(index)
+            break
+        else:
+            _no_match(position, first)
+
+
+def _match_any_pairing(
+    calls: Sequence[Call],
+    expected: Sequence[Answer],
+    functions: Sequence[Doc],
+    function: Function,
+) -> None:
+    """Departure: some one-to-one pairing of expected and output calls passes."""
+    fits: list[list[Mismatch | None]] = []
+    for answer in expected:
+        doc = _describe(functions, _answer_name(answer))
+        fits.append([_failure(function.check, doc, call, answer) for call in calls])
     used: set[int] = set()
 
     def assign(row: int) -> bool:
         if row == len(expected):
             return True
-        for col, ok in enumerate(fits[row]):
-            if ok is None and col not in used:
+        for col, failure in enumerate(fits[row]):
+            if failure is None and col not in used:
                 used.add(col)
                 if assign(row + 1):
                     return True
@@ -69,111 +148,147 @@ def _match_any_order(
         return False
 
     if not assign(0):
-        for row, answer in enumerate(expected):
-            if all(reason is not None for reason in fits[row]):
-                name = next(iter(answer), "?")
-                first = next((r for r in fits[row] if r is not None), "no call")
-                raise Mismatch(f"no output call matches expected {name!r}: {first}")
-        raise Mismatch("output calls cannot be paired one-to-one with the expected calls")
+        for position, row in enumerate(fits):
+            if all(failure is not None for failure in row):
+                _no_match(position, next(f for f in row if f is not None))
+        raise Mismatch(
+            "parallel_function_checker_no_order:cannot_find_match",
+            "the output calls cannot be paired one-to-one with the expected calls",
+        )
 
 
-def _fits(call: ParsedCall, answer: Expected, docs: Mapping[str, Mapping[str, Any]]) -> str | None:
+def _failure(check: Callable[[Doc, Call, Answer], None], *args: Any) -> Mismatch | None:
     try:
-        check_call(call, answer, docs)
+        check(*args)
     except Mismatch as exc:
-        return str(exc)
+        return exc
     return None
 
 
-def check_call(call: ParsedCall, answer: Expected, docs: Mapping[str, Mapping[str, Any]]) -> None:
-    """One output call against one expected call and its function's declaration."""
-    name, args = call
-    if len(answer) != 1:
-        raise Mismatch("each possible answer must name exactly one function")
-    want_name, want_params = next(iter(answer.items()))
-    if name != want_name and name.replace(".", "_") != want_name.replace(".", "_"):
-        raise Mismatch(f"wrong function: expected {want_name!r}, got {name!r}")
-    doc = docs.get(want_name, {})
-    schema = doc.get("parameters", {}) if isinstance(doc, Mapping) else {}
-    properties: Mapping[str, Any] = schema.get("properties", {}) or {}
-    for required in schema.get("required", []) or []:
-        if required not in args:
-            raise Mismatch(f"{name}: missing required parameter {required!r}")
-    for param, value in args.items():
-        if param not in properties or param not in want_params:
-            raise Mismatch(f"{name}: unexpected parameter {param!r}")
-        check_value(f"{name}.{param}", value, properties[param], want_params[param])
-    for param, acceptable in want_params.items():
-        if param not in args and OMITTED not in acceptable:
-            raise Mismatch(f"{name}: missing parameter {param!r}")
+def _no_match(position: int, first: Mismatch | None) -> None:
+    detail = f" (first failure: {first.error_type}: {first})" if first else ""
+    raise Mismatch(
+        "parallel_function_checker_no_order:cannot_find_match",
+        f"no output call matches expected call {position}{detail}",
+    )
 
 
-def check_value(where: str, value: Any, spec: Mapping[str, Any], acceptable: Sequence[Any]) -> None:
-    """A value of the declared type that equals one of the acceptable values."""
-    kind = str(spec.get("type", "any")) if isinstance(spec, Mapping) else "any"
-    value = coerce(where, value, kind)
-    if kind in ("array", "tuple", "list"):
-        items = spec.get("items")
-        item_kind = str(items.get("type", "any")) if isinstance(items, Mapping) else "any"
-        value = [coerce(f"{where}[{i}]", v, item_kind) for i, v in enumerate(value)]
-    if any(equal(value, candidate) for candidate in acceptable if candidate != OMITTED):
-        return
-    raise Mismatch(f"{where}: value {value!r} is not one of {list(acceptable)!r}")
+class Function:
+    """BFCL's check of one output call against one expected call, for one language."""
+
+    def __init__(self, language: Language, underscored: bool) -> None:
+        self.language = language
+        self.underscored = underscored
+
+    def check(self, doc: Doc, call: Call, answer: Answer) -> None:
+        """Name, required parameters, each given parameter's type and value, omissions."""
+        acceptable_by_param = _answer_params(answer)
+        try:
+            name = doc["name"]
+            properties = doc["parameters"]["properties"]
+            required = doc["parameters"]["required"]
+        except (KeyError, TypeError):
+            raise BfclDataError(
+                "each function needs a name and parameters with properties and required"
+            ) from None
+        if self.underscored and "." in name:
+            name = name.replace(".", "_")
+        called, arguments = call
+        if called != name:
+            raise Mismatch(
+                "simple_function_checker:wrong_func_name",
+                f"function {name!r} not found in the output (got {called!r})",
+            )
+        for param in required:
+            if param not in arguments:
+                raise Mismatch(
+                    "simple_function_checker:missing_required",
+                    f"missing required parameter {param!r}",
+                )
+        for param, value in arguments.items():
+            if param not in properties or param not in acceptable_by_param:
+                raise Mismatch(
+                    "simple_function_checker:unexpected_param", f"unexpected parameter {param!r}"
+                )
+            self._check_param(param, value, properties[param], acceptable_by_param[param])
+        for param, acceptable in acceptable_by_param.items():
+            if param not in arguments and OMITTED not in acceptable:
+                raise Mismatch(
+                    "simple_function_checker:missing_optional",
+                    f"parameter {param!r} is not given and not optional",
+                )
+
+    def _check_param(self, param: str, value: Any, spec: Any, acceptable: Sequence[Any]) -> None:
+        try:
+            declared = spec["type"]
+        except (KeyError, TypeError):
+            raise BfclDataError(f"parameter {param!r} declares no type") from None
+        value, want, item = self._typed(param, value, declared, spec)
+        if declared == "tuple" and type(value) is tuple:
+            value = list(value)
+        if self.language == "python" and declared == "float" and type(value) is int:
+            value = float(value)
+        variable = check_type(param, value, acceptable, declared, want, item)
+        if not variable:
+            if want is dict:
+                return check_dict(param, value, acceptable)
+            if want is list and item is dict:
+                return check_dict_list(param, value, acceptable)
+            if want is str:
+                return check_string(param, value, acceptable)
+            if want is list:
+                return check_list(param, value, acceptable)
+        if value not in acceptable:
+            raise Mismatch(
+                "value_error:others", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
+            )
+        return None
+
+    def _typed(
+        self, param: str, value: Any, declared: str, spec: Any
+    ) -> tuple[Any, type, type | None]:
+        """The value as the checker compares it, its declared Python type and item type."""
+        if self.language == "python":
+            want = _lookup(PYTHON_TYPES, declared)
+            item = _lookup(PYTHON_TYPES, _item_type(spec)) if declared in PYTHON_LISTS else None
+            return value, want, item
+        types = JAVA_TYPES if self.language == "java" else JS_TYPES
+        convert = java_value if self.language == "java" else js_value
+        want = _lookup(types, declared)
+        if type(value) is not str:
+            raise Mismatch(
+                "type_error:java" if self.language == "java" else "type_error:js",
+                f"{param!r}: expected a String holding {declared} source, got "
+                f"{type(value).__name__} ({value!r})",
+            )
+        item = None
+        try:
+            if declared in CONVERTED_LISTS:
+                item_name = _item_type(spec)
+                item = _lookup(types, item_name)
+                return convert(value, declared, item_name), want, item
+            return convert(value, declared), want, item
+        except (JavaTypeError, JsTypeError) as exc:
+            raise BfclDataError(str(exc)) from None
 
 
-def coerce(where: str, value: Any, kind: str) -> Any:
-    """``value`` checked against ``kind``; an int is accepted (as float) where float is due."""
-    if kind in ("float", "number"):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        ok = isinstance(value, float)
-    elif kind == "integer":
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif kind == "boolean":
-        ok = isinstance(value, bool)
-    elif kind == "string":
-        ok = isinstance(value, str)
-    elif kind in ("array", "tuple", "list"):
-        if isinstance(value, tuple):
-            return list(value)
-        ok = isinstance(value, list)
-    elif kind in ("dict", "object"):
-        ok = isinstance(value, dict)
-    else:
-        ok = True
-    if not ok:
-        raise Mismatch(f"{where}: expected type {kind}, got {type(value).__name__}")
-    return value
+def _answer_params(answer: Answer) -> Mapping[str, Sequence[Any]]:
+    if not isinstance(answer, Mapping) or not answer:
+        raise BfclDataError("each ground-truth entry must be {function name: {params}}")
+    params = next(iter(answer.values()))
+    if not isinstance(params, Mapping):
+        raise BfclDataError("a ground-truth entry's parameters must be an object")
+    return params
 
 
-def equal(value: Any, candidate: Any) -> bool:
-    """BFCL equality: strings normalised, lists element-wise, dicts per key with
-    acceptable-value lists (``""`` meaning the key may be absent)."""
-    if isinstance(value, str) and isinstance(candidate, str):
-        return normalise_string(value) == normalise_string(candidate)
-    if isinstance(value, bool) or isinstance(candidate, bool):
-        return type(value) is type(candidate) and value == candidate
-    if isinstance(value, list) and isinstance(candidate, list | tuple):
-        return len(value) == len(candidate) and all(
-            equal(v, c) for v, c in zip(value, candidate, strict=True)
-        )
-    if isinstance(value, dict) and isinstance(candidate, dict):
-        return _dict_equal(value, candidate)
-    if isinstance(value, int | float) and isinstance(candidate, int | float):
-        return value == candidate
-    return bool(value == candidate)
+def _item_type(spec: Any) -> str:
+    try:
+        return str(spec["items"]["type"])
+    except (KeyError, TypeError):
+        raise BfclDataError("a list parameter must declare its items' type") from None
 
 
-def _dict_equal(value: Mapping[str, Any], candidate: Mapping[str, Any]) -> bool:
-    for key in value:
-        if key not in candidate:
-            return False
-    for key, options in candidate.items():
-        choices = options if isinstance(options, list) else [options]
-        if key not in value:
-            if OMITTED not in choices:
-                return False
-            continue
-        if not any(equal(value[key], c) for c in choices if c != OMITTED):
-            return False
-    return True
+def _lookup(types: Mapping[str, type], name: str) -> type:
+    if name not in types:
+        raise BfclDataError(f"BFCL has no rule for the declared type {name!r}")
+    return types[name]

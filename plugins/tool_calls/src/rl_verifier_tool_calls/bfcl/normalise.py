@@ -1,12 +1,13 @@
-"""String normalisation for comparing argument values, in the spirit of BFCL's checker."""
+"""BFCL's string standardisation, used wherever it compares strings."""
 
 from __future__ import annotations
 
-# Characters ignored when comparing strings: whitespace and light punctuation.
-IGNORED = frozenset(" \t\n\r\f\v,./-_*^'\"")
+# BFCL removes the space character and , . / - _ * ^ (not tabs, newlines or other
+# whitespace), lowercases, and then writes every ' as ".
+REMOVED = str.maketrans("", "", " ,./-_*^")
 
 
-def normalise_string(value: str) -> str:
-    """Lowercase with whitespace, commas, periods, slashes, hyphens, underscores,
-    asterisks, carets and quotes removed: ``"New York, NY"`` equals ``"new york ny"``."""
-    return "".join(ch for ch in value.lower() if ch not in IGNORED)
+def standardise(text: str) -> str:
+    """``"New York, NY"`` and ``"new-york ny"`` both become ``"newyorkny"``; ``"it's"``
+    becomes ``'it"s'``."""
+    return text.translate(REMOVED).lower().replace("'", '"')

@@ -5,66 +5,122 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rl_verifier_tool_calls.bfcl.checker import Mismatch, category_of, check
-from rl_verifier_tool_calls.bfcl.parse import OutputParseError, ParsedCall, parse_output
+from rl_verifier.contracts import Text
+from rl_verifier_tool_calls.bfcl.categories import (
+    Category,
+    UnknownCategory,
+    category_of,
+    named_category,
+)
+from rl_verifier_tool_calls.bfcl.checker import BfclDataError, Call, check
+from rl_verifier_tool_calls.bfcl.decode import (
+    DecodeFailure,
+    Reply,
+    last_reply,
+    prompt_calls,
+    structured_calls,
+)
+from rl_verifier_tool_calls.bfcl.values import CheckerStop, Mismatch
+from rl_verifier_tool_calls.config import BfclSettings
 from rl_verifier_tool_calls.scoring import Outcome
-from rl_verifier_tool_calls.trajectory import Trajectory
 
 
 class BfclTaskError(ValueError):
     """The task does not hold a usable BFCL question (and answer) row."""
 
 
-def read_rows(reference: Mapping[str, Any]) -> tuple[str, list[Any], list[Any]]:
+def read_rows(reference: Mapping[str, Any]) -> tuple[Category, list[Any], list[Any]]:
     """Category, function declarations and ground-truth calls from ``reference``.
 
     ``reference.question`` is the question row (``id``, ``function``); ``reference.
     possible_answer`` (alias ``answer``) the possible-answer row (``ground_truth``), which
-    irrelevance rows do not need."""
+    relevance and irrelevance rows do not need. ``reference.category`` overrides the
+    category the id's prefix names."""
     question = reference.get("question")
     if not isinstance(question, Mapping) or not isinstance(question.get("id"), str):
         raise BfclTaskError("reference.question must be a BFCL question row with an 'id'")
     try:
-        category = category_of(question["id"])
-    except ValueError as exc:
+        named = reference.get("category")
+        category = named_category(named) if named else category_of(question["id"])
+    except UnknownCategory as exc:
         raise BfclTaskError(str(exc)) from None
     functions = question.get("function", [])
     if isinstance(functions, Mapping):
         functions = [functions]
     if not isinstance(functions, list):
         raise BfclTaskError("question 'function' must be a list of declarations")
-    answer = reference.get("possible_answer", reference.get("answer"))
-    if category == "irrelevance":
+    if category.relevance is not None:
         return category, functions, []
+    answer = reference.get("possible_answer", reference.get("answer"))
     if not isinstance(answer, Mapping) or not isinstance(answer.get("ground_truth"), list):
         raise BfclTaskError("reference.possible_answer must be a row with a 'ground_truth' list")
     return category, functions, list(answer["ground_truth"])
 
 
-def output_calls(trajectory: Trajectory) -> list[ParsedCall]:
-    """Calls the model made: structured or ``<tool_call>`` calls, else parsed from its text."""
-    if trajectory.calls:
-        bad = next((c for c in trajectory.calls if c.error is not None or c.name is None), None)
-        if bad is not None:
-            raise OutputParseError(bad.error or "a call without a name")
-        return [(str(c.name), dict(c.arguments)) for c in trajectory.calls]
-    return parse_output(trajectory.final)
+def decode(reply: Reply, category: Category, settings: BfclSettings) -> list[Call]:
+    """The reply's calls for the configured model kind; :class:`DecodeFailure` otherwise."""
+    if settings.model_kind == "function_calling":
+        return structured_calls(reply.calls)
+    return prompt_calls(
+        reply.text, category.language, settings.return_format, settings.unwrap_code_fence
+    )
 
 
-def score_bfcl(trajectory: Trajectory, reference: Mapping[str, Any]) -> Outcome:
-    """1 when the output passes the AST check for its category, else 0."""
+def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSettings) -> Outcome:
+    """1 when the reply passes BFCL's check for its category, else 0 (``info.error_type``
+    is BFCL's name for the failure, ``info.reason`` says more)."""
     category, functions, expected = read_rows(reference)
-    info: dict[str, Any] = {"category": category}
+    reply = last_reply(completion)
     try:
-        calls = output_calls(trajectory)
-    except OutputParseError as exc:
-        calls = []
-        if category != "irrelevance":
-            info["reason"] = f"output is not a list of function calls: {exc}"
-            return Outcome(0.0, {"correct": 0.0, "calls": 0.0}, info)
+        calls: list[Call] = decode(reply, category, settings)
+        failure: Mismatch | DecodeFailure | None = None
+    except DecodeFailure as exc:
+        calls, failure = [], exc
+    if category.relevance == "irrelevance":
+        failure = _irrelevance_failure(calls)
+    elif category.relevance == "relevance":
+        if failure is None and not calls:
+            failure = DecodeFailure("relevance_error:decoder_failed", "expected a call, got none")
+        elif failure is not None:
+            failure = DecodeFailure("relevance_error:decoder_failed", str(failure))
+    elif failure is None:
+        failure = _check(category, calls, expected, functions, settings)
+    info: dict[str, Any] = {"category": category.name}
+    if failure is not None:
+        reason = str(failure)
+        if settings.model_kind == "prompt" and reply.calls:
+            reason += " (prompt models write calls as text; set bfcl.model_kind to read tool calls)"
+        info.update(error_type=failure.error_type, reason=reason)
+    correct = 0.0 if failure else 1.0
+    return Outcome(correct, {"correct": correct, "calls": float(len(calls))}, info)
+
+
+def _irrelevance_failure(calls: list[Call]) -> DecodeFailure | None:
+    if not calls:
+        return None
+    return DecodeFailure("irrelevance_error:decoder_success", f"expected no call, got {len(calls)}")
+
+
+def _check(
+    category: Category,
+    calls: list[Call],
+    expected: list[Any],
+    functions: list[Any],
+    settings: BfclSettings,
+) -> Mismatch | None:
     try:
-        check(category, calls, expected, functions)
+        check(
+            category,
+            calls,
+            expected,
+            functions,
+            underscored=settings.underscored,
+            any_order=settings.parallel_any_order,
+        )
     except Mismatch as exc:
-        info["reason"] = str(exc)
-        return Outcome(0.0, {"correct": 0.0, "calls": float(len(calls))}, info)
-    return Outcome(1.0, {"correct": 1.0, "calls": float(len(calls))}, info)
+        return exc
+    except CheckerStop as exc:
+        return Mismatch("checker_error", f"BFCL's checker cannot judge this output: {exc}")
+    except BfclDataError as exc:
+        raise BfclTaskError(str(exc)) from None
+    return None

@@ -1,0 +1,75 @@
+"""BFCL test categories: which checker, which language, whether a call is expected at all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Language = Literal["python", "java", "javascript"]
+# The single-turn categories BFCL checks by AST (or by relevance), current and older names.
+KNOWN = frozenset(
+    {
+        "simple_python",
+        "simple_java",
+        "simple_javascript",
+        "multiple",
+        "parallel",
+        "parallel_multiple",
+        "live_simple",
+        "live_multiple",
+        "live_parallel",
+        "live_parallel_multiple",
+        "irrelevance",
+        "live_irrelevance",
+        "live_relevance",
+        "simple",
+        "java",
+        "javascript",
+    }
+)
+
+
+class UnknownCategory(ValueError):
+    """A name that is not one of BFCL's single-turn categories."""
+
+
+@dataclass(frozen=True)
+class Category:
+    """A BFCL category, read the way BFCL reads its name."""
+
+    name: str
+
+    @property
+    def language(self) -> Language:
+        """The language of the function docs: decides the output syntax and the type rules."""
+        if "javascript" in self.name:
+            return "javascript"
+        return "java" if "java" in self.name else "python"
+
+    @property
+    def relevance(self) -> Literal["irrelevance", "relevance"] | None:
+        """irrelevance: no call is expected; relevance: any call passes; None: AST check."""
+        if "irrelevance" in self.name:
+            return "irrelevance"
+        return "relevance" if "relevance" in self.name else None
+
+    @property
+    def checker(self) -> Literal["parallel", "multiple", "simple"]:
+        """parallel (also parallel_multiple), multiple, or simple: one call."""
+        if "parallel" in self.name:
+            return "parallel"
+        return "multiple" if "multiple" in self.name else "simple"
+
+
+def category_of(question_id: str) -> Category:
+    """The category of a question id (``live_simple_3-1-0`` is ``live_simple``)."""
+    name = question_id.split(":")[0].rsplit("_", 1)[0]
+    return named_category(name, f"of id {question_id!r}")
+
+
+def named_category(name: str, where: str = "") -> Category:
+    """``name`` as a :class:`Category`, if BFCL knows it."""
+    if name not in KNOWN:
+        known = ", ".join(sorted(KNOWN))
+        raise UnknownCategory(f"unknown BFCL category {name!r} {where}(known: {known})")
+    return Category(name)

@@ -1,0 +1,103 @@
+"""The calls a reply makes, read as BFCL reads them for a prompt or a function-calling model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rl_verifier.contracts import Text, content_text
+from rl_verifier.toolcalls import (
+    CallSyntaxError,
+    ToolCall,
+    message_tool_calls,
+    parse_bfcl_json_calls,
+    parse_python_calls,
+)
+from rl_verifier_tool_calls.bfcl.categories import Language
+from rl_verifier_tool_calls.bfcl.checker import Call
+from rl_verifier_tool_calls.bfcl.sourcecalls import java_calls, javascript_calls
+
+THINK_END = "</think>"
+FENCE_RE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+@dataclass
+class Reply:
+    """The last assistant turn: its text (after any ``</think>``) and its structured calls."""
+
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class DecodeFailure(Exception):
+    """The reply cannot be read as calls; ``error_type`` is BFCL's name for why."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+FAILED = "ast_decoder:decoder_failed"
+WRONG_FORMAT = "ast_decoder:decoder_wrong_output_format"
+
+
+def last_reply(completion: Text) -> Reply:
+    """The reply to check: a string completion, or the last assistant message of a chat."""
+    if isinstance(completion, str):
+        message: Mapping[str, Any] = {"content": completion}
+    else:
+        turns = [m for m in completion if m.role == "assistant"]
+        if not turns:
+            return Reply()
+        last = turns[-1]
+        message = {**(last.model_extra or {}), "content": content_text(last.content)}
+    text = str(message["content"])
+    if THINK_END in text:
+        text = text.rsplit(THINK_END, 1)[1]
+    return Reply(text, message_tool_calls({**message, "content": text}))
+
+
+def prompt_calls(
+    text: str, language: Language, return_format: str, unwrap_fence: bool = False
+) -> list[Call]:
+    """Calls written as text by a prompt model: Python syntax (or BFCL JSON) for Python
+    categories, Java or JavaScript syntax for theirs."""
+    if unwrap_fence:
+        fenced = FENCE_RE.match(text)
+        text = fenced.group(1) if fenced else text
+    try:
+        if language == "java":
+            return _found(java_calls(text))
+        if language == "javascript":
+            return _found(javascript_calls(text))
+        parsed = (
+            parse_bfcl_json_calls(text) if return_format == "json" else parse_python_calls(text)
+        )
+    except CallSyntaxError as exc:
+        raise DecodeFailure(FAILED, f"cannot decode the output: {exc}") from None
+    return _usable(parsed)
+
+
+def structured_calls(calls: Sequence[ToolCall]) -> list[Call]:
+    """Calls a function-calling model made: its tool calls, every one readable."""
+    if not calls:
+        raise DecodeFailure(FAILED, "no tool call: the reply is text")
+    bad = next((c for c in calls if c.error is not None or c.name is None), None)
+    if bad is not None:
+        raise DecodeFailure(FAILED, f"cannot decode a tool call: {bad.error}")
+    return _usable(calls)
+
+
+def _found(calls: list[tuple[str, dict[Any, Any]]] | None) -> list[Call]:
+    if calls is None:
+        raise DecodeFailure(WRONG_FORMAT, "no function call found in the output")
+    return list(calls)
+
+
+def _usable(calls: Sequence[ToolCall]) -> list[Call]:
+    bad = next((c for c in calls if c.error is not None), None)
+    if bad is not None:
+        raise DecodeFailure(WRONG_FORMAT, f"{bad.name}: {bad.error}")
+    return [(c.name, c.arguments) for c in calls]
