@@ -17,22 +17,9 @@ FAKE_CONFIG: dict[str, Any] = {
     "proof_timeout_s": 2.0,
     "timeout_s": 20.0,
 }
-# A fake `lean --json FILE`: JSON messages on stdout, one per line.
-FAKE_LEAN = """
-import json, re, sys, time
-text = open(sys.argv[-1]).read()  # lean --json FILE
-if "FAKE_HANG" in text:
-    time.sleep(60)
-if "FAKE_CRASH" in text:
-    sys.exit(134)
-name = re.search(r"#print axioms (\\S+)", text).group(1)
-if "bogus" in text:
-    print(json.dumps({"severity": "error", "pos": {"line": 3, "column": 0},
-                      "data": "unknown identifier 'bogus'"}))
-ax = "[propext]" if "simp" in text else "[sorryAx]"
-print(json.dumps({"severity": "information", "pos": {"line": 9, "column": 0},
-                  "data": f"'{name}' depends on axioms: {ax}"}))
-"""
+# The fake toolchain's `lean --json` and kernel-replay checker (same file, other personality).
+FAKE_LEAN = ["python", FAKE_REPL, "lean", "--json"]
+FAKE_CHECKER = ["python", FAKE_REPL, "leanchecker"]
 STATEMENT = "theorem my_thm (n : ℕ) : n + 0 = n"
 HEADER = "import Mathlib\nopen Nat"
 

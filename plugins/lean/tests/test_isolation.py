@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lean_helpers import FAKE_LEAN, FAKE_REPL, fake_verifier, lean, run_all, task
+from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
 
 from rl_verifier.contracts import Status
 from rl_verifier_lean import isolation
@@ -129,9 +129,11 @@ def make_project(tmp_path: Path) -> tuple[Path, Path]:
     (sysroot / "lib" / "lean").mkdir(parents=True)
     (sysroot / "lib" / "lean" / "Init.olean").write_bytes(b"olean")
     (sysroot / "bin").mkdir()
+    for tool in ("lean", "leanchecker"):  # the fake toolchain picks its part by program name
+        binary = sysroot / "bin" / tool
+        binary.write_text("#!/usr/bin/python3\n" + Path(FAKE_REPL).read_text())
+        binary.chmod(0o755)
     fake_lean = sysroot / "bin" / "lean"
-    fake_lean.write_text("#!/usr/bin/python3\n" + FAKE_LEAN)
-    fake_lean.chmod(0o755)
     lean_path = ":".join(
         [str(sysroot / "lib" / "lean"), str(packages / "mathlib/.lake/build/lib/lean")]
     )
@@ -179,13 +181,25 @@ def test_proofs_check_in_a_lake_project(lake_project: Path, sandbox: str) -> Non
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
 def test_file_backend_in_a_lake_project(lake_project: Path, sandbox: str) -> None:
-    """Sandboxed: `LEAN_SYSROOT/bin/lean --json` with Lake's variables; plain: `lake env lean`."""
+    """`LEAN_SYSROOT/bin/lean --json` with Lake's variables, and the toolchain's `leanchecker`
+    replaying the compiled answer (on by default with this backend)."""
     verifier = fake_verifier(
-        repl_command=None, project=str(lake_project), sandbox=sandbox, backend="file"
+        repl_command=None,
+        project=str(lake_project),
+        sandbox=sandbox,
+        backend="file",
+        static_screen=False,
     )
-    good, bad = run_all(verifier, [(task(), lean("by simp")), (task(), lean("by exact bogus"))])
+    forged = (
+        "#eval Lean.modifyEnv fun env => addDecl env `forged False\n"
+        "theorem my_thm (n : ℕ) : n + 0 = n := forged.elim"
+    )
+    items = [(task(), lean("by simp")), (task(), lean("by exact bogus")), (task(), lean(forged))]
+    good, bad, caught = run_all(verifier, items)
     assert (good.status, good.reward) == (Status.OK, 1.0), good
     assert (bad.status, bad.reward, bad.info["reason"]) == (Status.OK, 0.0, "lean_error")
+    assert (caught.reward, caught.info["reason"]) == (0.0, "replay"), caught
+    assert "lean4checker found a problem in RlvCandidate" in caught.info["detail"]
 
 
 @needs_bwrap

@@ -51,12 +51,24 @@ STATEMENT = parse_reference({"statement": "theorem t (a b : ℕ) : a + b = b + a
 
 def test_proof_mode_prepends_statement() -> None:
     c = build(STATEMENT, ":= by omega", "proof")
-    assert c.code.startswith(f"theorem {c.name} (a b : ℕ) : a + b = b + a :=\nby omega")
+    assert c.code.startswith(f"theorem _root_.{c.name} (a b : ℕ) : a + b = b + a :=\nby omega")
     assert c.name != build(STATEMENT, "by omega", "proof").name  # fresh per check
-    assert c.audit(STATEMENT).startswith(
-        f"theorem {c.audit_name} : ∀ (a b : ℕ), a + b = b + a := @{c.name}\n"
+
+
+def test_statement_is_elaborated_first_and_audited_by_name() -> None:
+    """The statement is a definition on the header env; the audit only names it, so nothing
+    the candidate declared in between can change what it means."""
+    c = build(STATEMENT, "by omega", "proof")
+    assert c.statement_command(STATEMENT) == (
+        f"def _root_.{c.statement_name} : Prop :=\n  ∀ (a b : ℕ), a + b = b + a\n"
     )
-    assert f"#print axioms {c.audit_name}" in c.audit(STATEMENT)
+    assert c.audit() == (
+        f"theorem _root_.{c.audit_name} : _root_.{c.statement_name} :=\n"
+        f"  @_root_.{c.name}\n\n#print axioms _root_.{c.audit_name}\n"
+    )
+    nonce = c.name.removeprefix("rlv_candidate_")
+    assert c.audit_name.endswith(nonce) and c.statement_name.endswith(nonce)
+    assert "∀" not in c.audit()  # the statement is not restated after the candidate
 
 
 @pytest.mark.parametrize(
@@ -93,9 +105,9 @@ def test_full_file_accepts_reformatted_statement() -> None:
     )
     c = build(STATEMENT, block, "full_file")
     assert "import" not in c.code
-    assert f"theorem {c.name} (a b:ℕ)" in c.code and "by omega" in c.code
+    assert f"theorem _root_.{c.name} (a b:ℕ)" in c.code and "by omega" in c.code
     lemma = build(STATEMENT, "lemma t (a b : ℕ) : a + b = b + a := by omega", "auto")
-    assert lemma.code.startswith(f"theorem {lemma.name}")
+    assert lemma.code.startswith(f"theorem _root_.{lemma.name}")
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,14 @@
-"""Turn a completion's Lean block into the command to check, under a fresh name."""
+"""Turn a completion's Lean block into the commands to check, under fresh names.
+
+Statement first: ``statement_command`` elaborates the trusted statement as
+``def rlv_stmt_<nonce> : Prop := ∀ binders, conclusion`` on the header environment, before any
+candidate text; the candidate runs on top of that; ``audit`` then checks
+``theorem rlv_audit_<nonce> : rlv_stmt_<nonce> := @rlv_candidate_<nonce>`` and prints its axioms.
+Whatever the candidate adds (instances, attributes, namespaces, coercions, simp lemmas) can
+change what its own restatement means, not what ``rlv_stmt_<nonce>`` means: a changed meaning
+is a type mismatch in the audit. Every name is written ``_root_.X``, so a namespace the
+candidate leaves open changes neither where they are declared nor what they resolve to.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +16,8 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from rl_verifier_lean.lexer import blank
+from rl_verifier_lean.lexer import blank, tokens
 from rl_verifier_lean.statement import Statement
-
-_DECL_KEYWORDS = re.compile(r"(?<![\w.'])(theorem|lemma|example)(?![\w'])")
 
 
 class Rejected(Exception):
@@ -27,42 +35,54 @@ class Candidate:
     code: str  # the candidate command, declaring ``name`` with the trusted statement
     name: str
     audit_name: str
+    statement_name: str
 
-    def audit(self, statement: Statement) -> str:
-        """Restate the trusted statement as one closed proposition, prove it by the candidate
-        (``@`` makes every binder explicit; binder kinds do not matter to the type check),
-        then list the axioms."""
-        proposition = statement.as_proposition()
+    def statement_command(self, statement: Statement) -> str:
+        """The trusted statement as one closed proposition (hypotheses, implicit and instance
+        binders included), elaborated on the header environment alone."""
+        return f"def _root_.{self.statement_name} : Prop :=\n  {statement.as_proposition()}\n"
+
+    def audit(self) -> str:
+        """The candidate proves the statement elaborated first (``@`` makes every binder
+        explicit; binder kinds do not matter to the type check); then list the axioms."""
         return (
-            f"theorem {self.audit_name} : {proposition} := @{self.name}\n\n"
-            f"#print axioms {self.audit_name}\n"
+            f"theorem _root_.{self.audit_name} : _root_.{self.statement_name} :=\n"
+            f"  @_root_.{self.name}\n\n#print axioms _root_.{self.audit_name}\n"
         )
+
+    @property
+    def names(self) -> tuple[str, str, str]:
+        return self.name, self.audit_name, self.statement_name
 
 
 def choose_mode(block: str, mode: str) -> str:
     if mode != "auto":
         return mode
-    return "full_file" if _DECL_KEYWORDS.search(blank(block, strings=True)) else "proof"
+    keywords = {"theorem", "lemma", "example"}
+    found = any(t.kind == "ident" and t.text in keywords for t in tokens(block))
+    return "full_file" if found else "proof"
 
 
-def fresh_names() -> tuple[str, str]:
+def fresh_names() -> tuple[str, str, str]:
     nonce = secrets.token_hex(12)
-    return f"rlv_candidate_{nonce}", f"rlv_audit_{nonce}"
+    return f"rlv_candidate_{nonce}", f"rlv_audit_{nonce}", f"rlv_stmt_{nonce}"
 
 
 def build(statement: Statement, block: str, mode: str) -> Candidate:
-    name, audit_name = fresh_names()
+    name, audit_name, statement_name = fresh_names()
     chosen = choose_mode(block, mode)
     if chosen == "proof":
-        return Candidate("proof", _proof_mode(statement, block, name), name, audit_name)
-    return Candidate("full_file", _full_file(statement, block, name), name, audit_name)
+        code = _proof_mode(statement, block, name)
+    else:
+        code = _full_file(statement, block, name)
+    return Candidate(chosen, code, name, audit_name, statement_name)
 
 
 def _proof_mode(statement: Statement, block: str, name: str) -> str:
     proof = block.strip()
     if proof.startswith(":="):
         proof = proof[2:].lstrip()
-    return f"{statement.renamed(name)} :=\n{proof}\n"
+    return f"{statement.renamed('_root_.' + name)} :=\n{proof}\n"
 
 
 def strip_header_lines(block: str, header: str) -> str:
@@ -101,7 +121,7 @@ def _full_file(statement: Statement, block: str, name: str) -> str:
         if not code.startswith(statement.name, name_start):
             continue
         tail = text[name_start + len(statement.name) :]
-        return text[:keyword_start] + "theorem " + name + tail
+        return text[:keyword_start] + "theorem _root_." + name + tail
     raise Rejected("statement_changed", "the trusted statement does not appear unchanged")
 
 

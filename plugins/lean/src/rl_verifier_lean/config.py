@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rl_verifier.verifier import VerifierConfig
-from rl_verifier_lean.screen import DEFAULT_BANNED
+from rl_verifier_lean.screen import (
+    DEFAULT_ALLOWED_ATTRIBUTES,
+    DEFAULT_ALLOWED_COMMANDS,
+    DEFAULT_BANNED,
+)
 
 DEFAULT_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 
@@ -44,7 +48,18 @@ class LeanConfig(VerifierConfig):
         description="Tokens the static screen rejects before Lean runs (whole tokens, "
         "outside comments and strings).",
     )
-    static_screen: bool = Field(default=True, description="Reject banned tokens before Lean.")
+    allowed_commands: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ALLOWED_COMMANDS),
+        description="Command kinds a full-file answer may use (a proof may use none); any "
+        "other command keyword is rejected before Lean.",
+    )
+    allowed_attributes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ALLOWED_ATTRIBUTES),
+        description="Attributes (@[...]) an answer may put on its declarations.",
+    )
+    static_screen: bool = Field(
+        default=True, description="Screen answers before Lean (allow-list and banned tokens)."
+    )
     allowed_axioms: list[str] = Field(
         default_factory=lambda: list(DEFAULT_AXIOMS),
         description="Axioms a proof may depend on (#print axioms); any other fails it.",
@@ -65,6 +80,26 @@ class LeanConfig(VerifierConfig):
     )
     proof_timeout_s: float = Field(default=60.0, gt=0, description="Deadline of one proof.")
     header_timeout_s: float = Field(default=600.0, gt=0, description="Deadline of the header.")
+    replay: bool | None = Field(
+        default=None,
+        description="Kernel replay (backend 'file'): compile the answer to .olean and re-check "
+        "its constants in a fresh process [default: on with backend 'file', off with 'repl'].",
+    )
+    replay_command: list[str] | None = Field(
+        default=None,
+        description="Checker taking a module name (lean4checker's interface) [default: "
+        "leanchecker from the toolchain, else lean4checker built in the project or on PATH].",
+    )
+
+    @model_validator(mode="after")
+    def _replay_needs_files(self) -> LeanConfig:
+        if self.replay and self.backend != "file":
+            raise ValueError("replay=true needs backend='file' (the REPL writes no .olean)")
+        return self
+
+    @property
+    def replay_on(self) -> bool:
+        return self.backend == "file" if self.replay is None else self.replay
 
     def project_dir(self) -> str | None:
         return self.project or os.environ.get("RLV_LEAN_PROJECT") or None

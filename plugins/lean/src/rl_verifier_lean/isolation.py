@@ -114,12 +114,15 @@ def lean_job(
     extra_args: tuple[str, ...] = (),
     files: Mapping[str, str] | None = None,
     wall_s: float = UNLIMITED,
+    python: bool = False,
 ) -> Job:
+    """A sandbox job running ``launch`` (``python`` first: the sandbox's interpreter; set
+    ``python`` when the command runs it later, as the file backend's driver does)."""
     from rl_verifier_sandbox.api import Job, Limits, Policy
 
     argv = [*launch.argv, *extra_args]
-    python = argv[0] == "python"
-    if python:
+    python = python or argv[0] == "python"
+    if argv[0] == "python":
         argv[0] = sandbox.python.executable
     if launch.cwd:
         argv = ["/bin/sh", "-c", CHDIR, "sh", launch.cwd, *argv]

@@ -59,12 +59,14 @@ def judge(
     audit_name: str,
     allowed_axioms: Iterable[str],
 ) -> Judgement:
-    """Pass only with no errors, no sorry, one audit message and allowed axioms only."""
-    for response in (candidate, audit):
+    """Pass only with no errors, no sorry, one audit message and allowed axioms only. An
+    error in the audit alone means the candidate's theorem is not a proof of the statement
+    elaborated first: ``statement_changed``."""
+    for response, reason in ((candidate, "lean_error"), (audit, "statement_changed")):
         if error := first_error(response):
             if error.startswith("Unknown environment"):
                 return Judgement(False, "isolation", error)
-            return Judgement(False, "lean_error", error)
+            return Judgement(False, reason, error)
     for response in (candidate, audit):
         if has_sorry(response):
             return Judgement(False, "sorry", "the proof uses sorry")

@@ -125,19 +125,49 @@ def repl_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
     raise LeanMissing(INSTALL_HINT)
 
 
-def file_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
-    """argv prefix for the per-file backend: `lean --json` with the project's variables
-    (sandboxed) or `lake env lean --json` (not sandboxed)."""
+def file_launch(config: LeanConfig) -> LeanLaunch:
+    """`lean --json` for the per-file backend: the toolchain's binary run directly with the
+    variables `lake env` gives in the project (as `lake env lean` would), so the backend can
+    add its own build directory to LEAN_PATH."""
     lake, project = which("lake"), config.project_dir()
     if not lake or not project or not Path(project).is_dir():
         raise LeanMissing(INSTALL_HINT)
     env = lake_env(lake, project)  # also sizes the memory cap (LEAN_PATH)
-    if not sandboxed:
-        return LeanLaunch([lake, "env", "lean", "--json"], project, env)
     sysroot = env.get("LEAN_SYSROOT")
     if not sysroot:
         raise LeanMissing(f"`lake env` in {project} gave no LEAN_SYSROOT. " + INSTALL_HINT)
     return with_paths(LeanLaunch([f"{sysroot}/bin/lean", "--json"], project, env), config)
+
+
+INSTALL_CHECKER = (
+    "Kernel replay (replay=true, the default with backend='file') needs a checker with "
+    "lean4checker's interface: `leanchecker` ships with Lean 4.28 and later; for older "
+    "toolchains add `require lean4checker from git "
+    '"https://github.com/leanprover/lean4checker"` at the toolchain\'s tag to the project and '
+    "`lake build lean4checker`; or set replay_command, or replay=false."
+)
+
+
+def replay_argv(config: LeanConfig, launch: LeanLaunch) -> list[str]:
+    """The kernel-replay checker (module name appended): ``replay_command``, else
+    ``leanchecker`` of the toolchain, else lean4checker built in the project, else either on
+    PATH; ``LeanMissing`` saying what to install."""
+    if config.replay_command:
+        return list(config.replay_command)
+    found = []
+    if sysroot := launch.env.get("LEAN_SYSROOT"):
+        found.append(Path(sysroot) / "bin" / "leanchecker")
+    if launch.cwd:
+        root = Path(launch.cwd)
+        found.append(root / ".lake/build/bin/lean4checker")
+        found += sorted(root.glob(".lake/packages/*/.lake/build/bin/lean4checker"))
+    for path in found:
+        if path.is_file() and os.access(path, os.X_OK):
+            return [str(path)]
+    for tool in ("leanchecker", "lean4checker"):
+        if on_path := shutil.which(tool):
+            return [on_path]
+    raise LeanMissing(INSTALL_CHECKER)
 
 
 @functools.cache

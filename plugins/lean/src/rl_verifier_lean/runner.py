@@ -1,4 +1,8 @@
-"""Check one candidate in a pooled REPL: header env, candidate, audit."""
+"""Check one candidate in a pooled REPL: header env, trusted statement, candidate, audit.
+
+The statement is elaborated on the header env before any candidate text runs; the candidate
+runs on the statement's env; the audit on the candidate's env.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,10 @@ class HeaderFailed(Exception):
     """The trusted header does not elaborate: a task or setup fault."""
 
 
+class StatementFailed(Exception):
+    """The trusted statement does not elaborate on the header: a task fault, not the proof's."""
+
+
 class ProofTimeout(Exception):
     """Lean did not answer within the deadline; the REPL was killed."""
 
@@ -28,6 +36,7 @@ class Responses:
     candidate: dict[str, Any]
     audit: dict[str, Any]
     earlier_names: frozenset[str] = frozenset()  # declared by earlier proofs on this REPL
+    replay: str | None = None  # the kernel replay's report when it disagreed
 
 
 _NAME_RE = re.compile(
@@ -57,17 +66,22 @@ async def run_checks(
 ) -> Responses:
     header_timeout, proof_timeout = timeouts
     base = await header_env(repl, statement.header, header_timeout)
+
+    async def send(cmd: str, env: int) -> dict[str, Any]:
+        return await asyncio.wait_for(repl.send({"cmd": cmd, "env": env}), proof_timeout)
+
     try:
-        first = await asyncio.wait_for(
-            repl.send({"cmd": candidate.code, "env": base}), proof_timeout
-        )
+        trusted = await send(candidate.statement_command(statement), base)
+        if error := first_error(trusted):
+            raise StatementFailed(f"the trusted statement does not elaborate: {error}")
+        stmt_env = trusted.get("env")
+        if not isinstance(stmt_env, int):
+            raise ReplDied(f"REPL gave no env for the statement: {str(trusted)[:200]}")
+        first = await send(candidate.code, stmt_env)
         env = first.get("env")
         if not isinstance(env, int):
             return Responses(first, {})
-        audit = await asyncio.wait_for(
-            repl.send({"cmd": candidate.audit(statement), "env": env}),
-            proof_timeout,
-        )
+        audit = await send(candidate.audit(), env)
     except TimeoutError:
         raise ProofTimeout(f"Lean gave no answer within {proof_timeout}s") from None
     return Responses(first, audit)
@@ -83,9 +97,9 @@ async def check_in_pool(
         result = await run_checks(repl, statement, candidate, timeouts)
         healthy = True
         earlier = frozenset(repl.declared)
-        repl.declared |= declared_names(candidate.code) - {candidate.name}
+        repl.declared |= declared_names(candidate.code) - {f"_root_.{candidate.name}"}
         return Responses(result.candidate, result.audit, earlier)
-    except HeaderFailed:
+    except (HeaderFailed, StatementFailed):
         healthy = True
         raise
     finally:

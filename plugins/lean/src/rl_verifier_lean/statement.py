@@ -89,6 +89,28 @@ def split_signature(rest: str) -> tuple[str, str]:
     raise BadReference("the statement has no ': conclusion' outside brackets")
 
 
+# Header commands that only set the scope (no declarations): a module importing the header's
+# compiled statement re-runs these to see the statement's names the way the header does.
+_SCOPE_HEADS = (
+    "open", "set_option", "universe", "variable", "namespace", "section", "end", "include",
+    "omit", "noncomputable section", "local ", "attribute [local ",
+)  # fmt: skip
+
+
+def header_scopes(header: str) -> str:
+    """The header's scope-setting commands (``open``, ``set_option``, ``namespace``, ...), in
+    order; a command is a line starting at column 0 plus its indented continuation lines.
+    Comments are dropped."""
+    kept: list[str] = []
+    keep = False
+    for line in blank(header, strings=False).splitlines():
+        if line[:1].strip():  # `open X in` / `set_option o v in` belong to the next command
+            keep = line.startswith(_SCOPE_HEADS) and not line.rstrip().endswith(" in")
+        if keep and line.strip():
+            kept.append(line.rstrip())
+    return "\n".join(kept)
+
+
 def last_lean_block(text: str) -> str | None:
     """The last ```lean block (an unterminated final block counts), else None."""
     blocks = _BLOCK_RE.findall(text)

@@ -9,14 +9,20 @@ from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.verifier import Verifier, VerifierConfig
 from rl_verifier_lean.candidate import Candidate, Rejected, build, choose_mode, strip_header_lines
 from rl_verifier_lean.config import LeanConfig
-from rl_verifier_lean.filecheck import check_file
+from rl_verifier_lean.filecheck import FileTools, ReplayUnavailable, check_file
 from rl_verifier_lean.isolation import LeanSetupError, choose_sandbox
-from rl_verifier_lean.judge import judge, summarise
-from rl_verifier_lean.locate import LeanLaunch, LeanMissing, file_launch, repl_launch
+from rl_verifier_lean.judge import Judgement, judge, summarise
+from rl_verifier_lean.locate import LeanMissing, file_launch, repl_launch, replay_argv
 from rl_verifier_lean.pool import ReplPool
 from rl_verifier_lean.repl import Repl, ReplDied
-from rl_verifier_lean.runner import HeaderFailed, ProofTimeout, Responses, check_in_pool
-from rl_verifier_lean.screen import first_banned
+from rl_verifier_lean.runner import (
+    HeaderFailed,
+    ProofTimeout,
+    Responses,
+    StatementFailed,
+    check_in_pool,
+)
+from rl_verifier_lean.screen import Rules, allowed, first_banned
 from rl_verifier_lean.statement import BadReference, Statement, last_lean_block, parse_reference
 
 if TYPE_CHECKING:
@@ -34,7 +40,7 @@ class LeanVerifier(Verifier):
     def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
         super().__init__(config)
         self._pool: ReplPool | None = None
-        self._file_backend: tuple[BwrapSandbox | None, LeanLaunch] | None = None
+        self._file_backend: tuple[BwrapSandbox | None, FileTools] | None = None
 
     @property
     def settings(self) -> LeanConfig:
@@ -55,11 +61,15 @@ class LeanVerifier(Verifier):
             self._pool = ReplPool(start, cfg.pool_size, cfg.max_uses, cfg.max_rss_mb)
         return self._pool
 
-    def file_backend(self) -> tuple[BwrapSandbox | None, LeanLaunch]:
-        """Where and how the per-file backend runs Lean: decided once, not per proof."""
+    def file_backend(self) -> tuple[BwrapSandbox | None, FileTools]:
+        """Where and how the per-file backend runs Lean (and the replay checker): decided once,
+        not per proof."""
         if self._file_backend is None:
-            sandbox = choose_sandbox(self.settings.sandbox)
-            self._file_backend = sandbox, file_launch(self.settings, sandboxed=sandbox is not None)
+            cfg = self.settings
+            sandbox = choose_sandbox(cfg.sandbox)
+            lean = file_launch(cfg)
+            checker = replay_argv(cfg, lean) if cfg.replay_on else None
+            self._file_backend = sandbox, FileTools(lean, checker)
         return self._file_backend
 
     async def close(self) -> None:
@@ -83,13 +93,19 @@ class LeanVerifier(Verifier):
         return await self.check(statement, candidate)
 
     def prepare(self, statement: Statement, block: str) -> Candidate:
-        """Static screen and statement handling; raises ``Rejected``."""
+        """Static screen (deny-list, then the allow-list of command kinds) and statement
+        handling; raises ``Rejected``. Both layers always apply; the deny-list's token is the
+        more specific reason, so it is reported first."""
         cfg = self.settings
         mode = choose_mode(block, cfg.mode)
         screened = strip_header_lines(block, statement.header) if mode == "full_file" else block
         if cfg.static_screen and (token := first_banned(screened, cfg.banned)):
             raise Rejected(f"banned:{token}", f"the completion uses '{token}'")
-        return build(statement, block, mode)
+        candidate = build(statement, block, mode)
+        rules = Rules.of(cfg.allowed_commands, cfg.allowed_attributes)
+        if cfg.static_screen and (what := allowed(screened, mode, rules, statement.name)):
+            raise Rejected(f"not_allowed:{what}", f"the completion uses {what}, not allowed")
+        return candidate
 
     def _deadline(self) -> float:
         return min(self.settings.proof_timeout_s, self.timeout_s * 0.9)
@@ -98,9 +114,9 @@ class LeanVerifier(Verifier):
         cfg = self.settings
         try:
             if cfg.backend == "file":
-                sandbox, launch = self.file_backend()
+                sandbox, tools = self.file_backend()
                 responses = await check_file(
-                    launch, sandbox, statement, candidate, self._deadline(), cfg.memory_mb
+                    tools, sandbox, statement, candidate, self._deadline(), cfg.memory_mb
                 )
             else:
                 timeouts = (cfg.header_timeout_s, self._deadline())
@@ -109,7 +125,7 @@ class LeanVerifier(Verifier):
             return Verdict.failed(str(exc))
         except (ProofTimeout, TimeoutError) as exc:
             return Verdict(status=Status.TIMEOUT, error=str(exc) or "Lean timed out")
-        except (ReplDied, HeaderFailed, OSError) as exc:
+        except (ReplDied, HeaderFailed, StatementFailed, ReplayUnavailable, OSError) as exc:
             return Verdict.failed(f"{type(exc).__name__}: {exc}")
         return self.verdict(responses, candidate)
 
@@ -118,6 +134,8 @@ class LeanVerifier(Verifier):
             responses.candidate, responses.audit, candidate.audit_name, self.settings.allowed_axioms
         )
         info: dict[str, Any] = {"mode": candidate.mode, "axioms": result.axioms}
+        if result.passed and responses.replay is not None:
+            result = Judgement(False, "replay", f"kernel replay disagreed: {responses.replay}")
         if not result.passed:
             reason = result.reason
             if reason == "lean_error" and uses_earlier_name(result.detail, responses):
@@ -128,14 +146,18 @@ class LeanVerifier(Verifier):
 
 
 def uses_earlier_name(detail: str, responses: Responses) -> bool:
-    match = re.search(r"unknown (?:identifier|constant) '([^']+)'", detail)
+    """Lean's "unknown identifier 'x'" (Lean 4.2x: "Unknown identifier `x`")."""
+    match = re.search(r"unknown (?:identifier|constant) ['`]([^'`]+)['`]", detail, re.I)
     return match is not None and match.group(1) in responses.earlier_names
 
 
 def scrub(value: Any, candidate: Candidate) -> Any:
     """Replace the per-check nonce names, so equal checks give equal info."""
     if isinstance(value, str):
-        return value.replace(candidate.name, "<candidate>").replace(candidate.audit_name, "<audit>")
+        shown = ("<candidate>", "<audit>", "<statement>")
+        for name, placeholder in zip(candidate.names, shown, strict=True):
+            value = value.replace(name, placeholder)
+        return value
     if isinstance(value, list):
         return [scrub(v, candidate) for v in value]
     if isinstance(value, dict):
