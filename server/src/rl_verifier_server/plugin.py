@@ -32,7 +32,11 @@ def register_commands(cli: click.Group) -> None:
         help="Checkpoints live here [default: $RLV_SERVER_DIR or ~/.cache/rl-verifier/server].",
     )
     @click.option(
-        "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
+        "--device",
+        type=click.Choice(["auto", "cpu", "cuda"]),
+        default="auto",
+        show_default=True,
+        help="Torch device; auto: cuda when available, else cpu.",
     )
     @click.option(
         "--preload",

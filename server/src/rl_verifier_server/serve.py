@@ -7,7 +7,6 @@ lock (one server per data directory) and clean up what a killed server left ther
 from __future__ import annotations
 
 import asyncio
-import errno
 import fcntl
 import logging
 import os
@@ -20,6 +19,7 @@ from typing import IO
 import uvicorn
 
 from rl_verifier.errors import UserError
+from rl_verifier.listen import bind_listener
 from rl_verifier_server.app import build_app
 from rl_verifier_server.auth import KEYS_VARIABLE, is_loopback
 from rl_verifier_server.limits import Limits
@@ -32,24 +32,8 @@ log = logging.getLogger("rl_verifier_server")
 
 
 def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only then,
-    # and without it every keep-alive request waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise UserError(
-                f"port {port} on {host} is already in use (another rlv serve?); "
-                "pick another with --port, or --port 0 for any free one"
-            ) from None
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
+    """The server's listening socket; a taken port is one line."""
+    return bind_listener(host, port, "rlv serve")
 
 
 def run_server(
