@@ -205,17 +205,25 @@ class JobCgroup:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.002)
 
-    def close(self) -> CgroupUsage | None:
+    def close(self, timeout: float = 5.0) -> CgroupUsage | None:
         """Kill what is left, keep the final usage, remove the cgroup. Idempotent."""
         with self._lock:
             if self._closed:
                 return self._final
             self._closed = True
-            self.kill()
+            self.kill(timeout)
             with contextlib.suppress(OSError, ValueError):
                 self._final = self.usage()
-            for d in self._unique:
-                _rmdir(d)
+            end = time.monotonic() + timeout
+            left = list(self._unique)
+            while left:
+                left = [d for d in left if not _rmdir(d)]
+                if not left or time.monotonic() > end:
+                    break
+                self.kill(0.5)  # a process that joined after the first kill, or still exiting
+                time.sleep(0.005)
+            for d in left:
+                log.warning("cannot remove cgroup %s: processes remain", d)
             return self._final
 
     def __enter__(self) -> JobCgroup:
@@ -258,20 +266,18 @@ def _keyed(path: str) -> dict[str, int]:
     return out
 
 
-def _rmdir(path: str, timeout: float = 5.0) -> None:
-    """Remove a cgroup directory, retrying while exiting tasks still hold it."""
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            os.rmdir(path)
-            return
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            if exc.errno != errno.EBUSY or time.monotonic() > end:
-                log.warning("cannot remove cgroup %s: %s", path, exc)
-                return
-            time.sleep(0.005)
+def _rmdir(path: str) -> bool:
+    """Remove a cgroup directory; False while tasks still hold it."""
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        return True
+    except OSError as exc:
+        if exc.errno != errno.EBUSY:
+            log.warning("cannot remove cgroup %s: %s", path, exc)
+            return True
+        return False
+    return True
 
 
 # --- finding the host's cgroups -------------------------------------------------------------
