@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-job resource limits. Every field is enforced or reported by ``doctor``."""
+    """Per-job resource limits. Every field is enforced or reported by ``doctor``, which also
+    names the mechanism (on bwrap: the job's cgroup where the host allows one, else rlimits)."""
 
     wall_s: float = 10.0  # parent-enforced deadline; every process of the job is killed
-    cpu_s: float = 10.0  # RLIMIT_CPU
-    memory_bytes: int = 1 << 30  # RLIMIT_AS
+    cpu_s: float = 10.0  # total CPU of the job's cgroup, and RLIMIT_CPU per process
+    memory_bytes: int = 1 << 30  # resident memory of the job's cgroup, else RLIMIT_AS
     file_bytes: int = 64 << 20  # RLIMIT_FSIZE
     open_files: int = 256  # RLIMIT_NOFILE
     processes: int = 64  # cgroup pids.max when writable, else RLIMIT_NPROC (non-root uid)
