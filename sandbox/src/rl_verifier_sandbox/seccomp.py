@@ -16,7 +16,7 @@ import json
 import os
 from typing import Any
 
-from rl_verifier_sandbox.api import SandboxUnavailable
+from rl_verifier_sandbox.api import Job, Sandbox, SandboxUnavailable
 
 # Each fails with EPERM inside a job.
 DENIED: tuple[str, ...] = (
@@ -207,10 +207,28 @@ def probe_source(calls: list[tuple[str, int, tuple[int, ...]]]) -> str:
     )
 
 
+def check_denied(sb: Sandbox) -> tuple[bool, str]:
+    """Run the probe as a job on ``sb``: (every denied call failed with EPERM, one-line detail)."""
+    calls = probe_calls()
+    r = sb.run(Job(argv=("python", "-c", probe_source(calls))))
+    try:
+        got: dict[str, int] = json.loads(r.stdout)
+    except ValueError:
+        tail = r.stderr.decode(errors="replace").strip()[-200:]
+        return False, f"probe job failed: {tail or r.exit_code}"
+    allowed = sorted(label for label, err in got.items() if err != errno.EPERM)
+    detail = f"{len(got) - len(allowed)}/{len(got)} denied calls fail with EPERM"
+    if allowed:
+        more = f" and {len(allowed) - 5} more" if len(allowed) > 5 else ""
+        detail += f"; allowed: {', '.join(allowed[:5])}{more}"
+    return not allowed, detail
+
+
 __all__ = [
     "DENIED",
     "SeccompUnavailable",
     "bpf_program",
+    "check_denied",
     "memfd",
     "probe_calls",
     "probe_source",
