@@ -52,6 +52,8 @@ class CallSyntaxError(ValueError):
 def tagged_tool_calls(text: str) -> tuple[list[ToolCall], bool]:
     """The ``<tool_call>`` blocks of ``text`` and whether a ``<tool_call>`` is left unclosed."""
     calls: list[ToolCall] = []
+    if OPEN_TAG not in text:
+        return calls, False
     end = 0
     for match in CALL_BLOCK_RE.finditer(text):
         calls.append(tool_call_from_json(match.group(1)))
@@ -87,7 +89,7 @@ def tool_call_from_object(obj: Mapping[str, Any], call_id: str | None = None) ->
     """A call from ``{"name", "arguments"}`` (or ``parameters``/``args``) or OpenAI's
     ``{"id", "function": {...}}``; arguments may be a JSON string."""
     function = obj.get("function")
-    if isinstance(function, Mapping):
+    if isinstance(function, dict):
         ident = obj.get("id")
         call_id = ident if isinstance(ident, str) else call_id
         obj = function
@@ -111,7 +113,7 @@ def openai_tool_calls(items: Iterable[Any]) -> list[ToolCall]:
     """Calls from a message's ``tool_calls`` list (or ``[function_call]``)."""
     return [
         tool_call_from_object(item)
-        if isinstance(item, Mapping)
+        if isinstance(item, dict)
         else ToolCall(None, error="a tool_calls entry must be an object")
         for item in items
     ]
@@ -126,7 +128,7 @@ def message_tool_calls(message: Mapping[str, Any]) -> list[ToolCall]:
     if isinstance(tool_calls, list):
         calls += openai_tool_calls(tool_calls)
     function_call = message.get("function_call")
-    if isinstance(function_call, Mapping):
+    if isinstance(function_call, dict):
         calls += openai_tool_calls([function_call])
     return calls
 

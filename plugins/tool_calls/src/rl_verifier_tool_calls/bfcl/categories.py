@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Language = Literal["python", "java", "javascript"]
@@ -61,12 +62,14 @@ class Category:
         return "multiple" if "multiple" in self.name else "simple"
 
 
+@lru_cache(maxsize=1024)
 def category_of(question_id: str) -> Category:
     """The category of a question id (``live_simple_3-1-0`` is ``live_simple``)."""
     name = question_id.split(":")[0].rsplit("_", 1)[0]
     return named_category(name, f"of id {question_id!r}")
 
 
+@lru_cache(maxsize=64)
 def named_category(name: str, where: str = "") -> Category:
     """``name`` as a :class:`Category`, if BFCL knows it."""
     if name not in KNOWN:

@@ -86,14 +86,14 @@ def _count(expected: int, got: int) -> str:
 
 
 def _answer_name(answer: Answer) -> str:
-    if not isinstance(answer, Mapping) or not answer:
+    if not isinstance(answer, dict) or not answer:
         raise BfclDataError("each ground-truth entry must be {function name: {params}}")
     return str(next(iter(answer)))
 
 
 def _describe(functions: Sequence[Doc], name: str) -> Doc:
     for doc in functions:
-        if isinstance(doc, Mapping) and doc.get("name") == name:
+        if isinstance(doc, dict) and doc.get("name") == name:
             return doc
     raise BfclDataError(f"the ground truth names {name!r}, which the question does not declare")
 
@@ -273,10 +273,10 @@ class Function:
 
 
 def _answer_params(answer: Answer) -> Mapping[str, Sequence[Any]]:
-    if not isinstance(answer, Mapping) or not answer:
+    if not isinstance(answer, dict) or not answer:
         raise BfclDataError("each ground-truth entry must be {function name: {params}}")
     params = next(iter(answer.values()))
-    if not isinstance(params, Mapping):
+    if not isinstance(params, dict):
         raise BfclDataError("a ground-truth entry's parameters must be an object")
     return params
 

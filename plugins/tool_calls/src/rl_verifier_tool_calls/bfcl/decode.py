@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from rl_verifier.contracts import Text, content_text
 from rl_verifier.toolcalls import (
+    OPEN_TAG,
     CallSyntaxError,
     ToolCall,
     message_tool_calls,
@@ -28,7 +30,18 @@ class Reply:
     """The last assistant turn: its text (after any ``</think>``) and its structured calls."""
 
     text: str = ""
-    calls: list[ToolCall] = field(default_factory=list)
+    message: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_calls(self) -> bool:
+        """Whether it holds tool calls or ``<tool_call>`` blocks (cheaper than ``calls``)."""
+        keys = ("tool_calls", "function_call")
+        return any(self.message.get(k) for k in keys) or OPEN_TAG in self.text
+
+    @cached_property
+    def calls(self) -> list[ToolCall]:
+        """Its tool calls: ``tool_calls``, ``function_call`` and ``<tool_call>`` blocks."""
+        return message_tool_calls({**self.message, "content": self.text})
 
 
 class DecodeFailure(Exception):
@@ -46,17 +59,15 @@ WRONG_FORMAT = "ast_decoder:decoder_wrong_output_format"
 def last_reply(completion: Text) -> Reply:
     """The reply to check: a string completion, or the last assistant message of a chat."""
     if isinstance(completion, str):
-        message: Mapping[str, Any] = {"content": completion}
+        text, message = completion, {}
     else:
-        turns = [m for m in completion if m.role == "assistant"]
-        if not turns:
+        last = next((m for m in reversed(completion) if m.role == "assistant"), None)
+        if last is None:
             return Reply()
-        last = turns[-1]
-        message = {**(last.model_extra or {}), "content": content_text(last.content)}
-    text = str(message["content"])
+        text, message = content_text(last.content), dict(last.model_extra or {})
     if THINK_END in text:
         text = text.rsplit(THINK_END, 1)[1]
-    return Reply(text, message_tool_calls({**message, "content": text}))
+    return Reply(text, message)
 
 
 def prompt_calls(

@@ -37,7 +37,7 @@ def read_rows(reference: Mapping[str, Any]) -> tuple[Category, list[Any], list[A
     relevance and irrelevance rows do not need. ``reference.category`` overrides the
     category the id's prefix names."""
     question = reference.get("question")
-    if not isinstance(question, Mapping) or not isinstance(question.get("id"), str):
+    if not isinstance(question, dict) or not isinstance(question.get("id"), str):
         raise BfclTaskError("reference.question must be a BFCL question row with an 'id'")
     try:
         named = reference.get("category")
@@ -45,14 +45,14 @@ def read_rows(reference: Mapping[str, Any]) -> tuple[Category, list[Any], list[A
     except UnknownCategory as exc:
         raise BfclTaskError(str(exc)) from None
     functions = question.get("function", [])
-    if isinstance(functions, Mapping):
+    if isinstance(functions, dict):
         functions = [functions]
     if not isinstance(functions, list):
         raise BfclTaskError("question 'function' must be a list of declarations")
     if category.relevance is not None:
         return category, functions, []
     answer = reference.get("possible_answer", reference.get("answer"))
-    if not isinstance(answer, Mapping) or not isinstance(answer.get("ground_truth"), list):
+    if not isinstance(answer, dict) or not isinstance(answer.get("ground_truth"), list):
         raise BfclTaskError("reference.possible_answer must be a row with a 'ground_truth' list")
     return category, functions, list(answer["ground_truth"])
 
@@ -88,7 +88,7 @@ def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSet
     info: dict[str, Any] = {"category": category.name}
     if failure is not None:
         reason = str(failure)
-        if settings.model_kind == "prompt" and reply.calls:
+        if settings.model_kind == "prompt" and reply.has_calls:
             reason += " (prompt models write calls as text; set bfcl.model_kind to read tool calls)"
         info.update(error_type=failure.error_type, reason=reason)
     correct = 0.0 if failure else 1.0

@@ -1,0 +1,90 @@
+"""BFCL checks per second: bfcl-eval's own checker and BFCL mode, on the same cases.
+
+The cases are the parity test's (plugins/tool_calls/tests/tool_calls_bfcl_parity.py): the
+ground truth of every AST category bfcl-eval ships, mutations of it, and relevance replies,
+for prompt and function-calling models. Each side decodes the reply and checks it:
+
+- bfcl-eval: its decoder (Python, Java, JavaScript or JSON call text; for function calling
+  the decoded tool calls) and ``ast_checker``, or its relevance rule;
+- BFCL mode through ``ToolCallsVerifier.verify()`` (a verdict per case) and through
+  ``score_bfcl()`` (the check alone).
+
+One process, one core at a time. Needs bfcl-eval:
+``pip install --no-deps -r plugins/tool_calls/requirements-parity.txt``.
+
+Run: .venv/bin/python benchmarks/bfcl_parity_speed.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins/tool_calls/tests"))
+
+import tool_calls_bfcl_parity as parity
+
+from rl_verifier.contracts import Completion
+from rl_verifier_tool_calls.bfcl.score import score_bfcl
+from rl_verifier_tool_calls.config import BfclSettings
+
+
+def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Best wall-clock and CPU seconds of ``repeat`` runs."""
+    best = (float("inf"), float("inf"))
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        run()
+        best = min(best, (time.perf_counter() - wall, time.process_time() - cpu))
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3, help="runs per way; the best counts")
+    args = parser.parse_args()
+    official = parity.Official()
+    cases = parity.all_cases(official)
+    tasks = [
+        (
+            case,
+            case.task().reference,
+            Completion(task_id="t", completion=case.completion()).completion,
+        )
+        for case in cases
+    ]
+    settings = {name: BfclSettings(**values) for name, values in parity.SETTINGS.items()}
+
+    def check_alone() -> None:
+        for case, reference, completion in tasks:
+            score_bfcl(completion, reference, settings[case.setting])
+
+    def bfcl_eval() -> None:
+        for case in cases:
+            official.verdict(case)
+
+    def verify() -> None:
+        for case in cases:
+            parity.ours(case)
+
+    rows = [
+        ("bfcl-eval: decode + ast_checker", timed(bfcl_eval, args.repeat)),
+        ("BFCL mode: verify()", timed(verify, args.repeat)),
+        ("BFCL mode: score_bfcl()", timed(check_alone, args.repeat)),
+    ]
+    tallies, differ = parity.compare(official, cases)
+    agreement = 1 - len(differ) / len(cases)
+    print(f"{len(cases):,} cases ({len(tallies)} categories), best of {args.repeat}; "
+          f"agreement {agreement:.4%}")  # fmt: skip
+    print(f"{'way':<34} {'wall s':>8} {'CPU s':>8} {'checks/s':>10} {'vs bfcl-eval':>13}")
+    baseline = len(cases) / max(rows[0][1][1], 1e-9)
+    for label, (wall, cpu) in rows:
+        rate = len(cases) / max(cpu, 1e-9)
+        print(f"{label:<34} {wall:>8.2f} {cpu:>8.2f} {rate:>10,.0f} {rate / baseline:>12.2f}x")
+
+
+if __name__ == "__main__":
+    main()
