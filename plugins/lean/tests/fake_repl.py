@@ -436,16 +436,19 @@ def binder_groups(toks: list[Tok]) -> list[tuple[list[str], list[Tok]]]:
 
 
 def meaning(toks: list[Tok], ctx: Ctx) -> str:
-    """The elaborated proposition: ``binders : concl`` or ``∀ binders, concl``."""
-    if toks and toks[0].text == "∀":
-        parts = split_top(toks[1:], ",")
-        binders, concl = parts if parts else ([], toks[1:])
-    else:
-        parts = split_top(toks, ":")
-        binders, concl = parts if parts else ([], toks)
+    """The elaborated proposition: ``binders : concl`` or ``∀ binders, concl`` (nested ``∀``s
+    flattened, binder names replaced by positions: alpha-equivalent statements agree)."""
+    binders: list[Tok] = []
+    concl = toks
+    if toks and toks[0].text != "∀" and (parts := split_top(toks, ":")):
+        binders, concl = parts
+    groups = binder_groups(binders)
+    while concl and concl[0].text == "∀" and (parts := split_top(concl[1:], ",")):
+        groups += binder_groups(parts[0])
+        concl = parts[1]
     local: dict[str, tuple[int, str]] = {}
     shown = []
-    for names, type_toks in binder_groups(binders):
+    for names, type_toks in groups:
         type_m = term(type_toks, local, ctx)
         for name in names or ["_"]:
             local[name] = (len(local), norm_type("".join(t.text for t in type_toks)))
@@ -1028,9 +1031,14 @@ def repl_main(args: list[str]) -> None:
         answer = repl_command(cmd, base, header_s)
         snapshots.append(answer.pop("_env"))
         answer = {"env": len(snapshots) - 1, **answer}
-        if echo:  # the REPL's own debug print: byte positions, then the text itself
-            raw = cmd.encode()
-            sys.stdout.write(f"Processing incremental state [pos: 0..{len(raw)}]:\n{cmd}\n")
+        if echo:  # the REPL's debug print per command: byte positions, then the text itself
+            bounds = [*[c.base for c in commands(cmd)][1:], len(cmd)]
+            prev = 0
+            for end in bounds:
+                a, b = len(cmd[:prev].encode()), len(cmd[:end].encode())
+                chunk = cmd[prev:end]
+                sys.stdout.write(f"Processing incremental state [pos: {a}..{b}]:\n{chunk}\n")
+                prev = end
         if "FAKE_NOISE" in cmd:
             sys.stdout.write("Processing incremental state [pos: 0..9]:\nby simp\n")
         respond(answer)

@@ -1,4 +1,4 @@
-"""Shared helpers: the fake REPL's command line and a verifier configured to use it."""
+"""Shared helpers: the fake toolchain's command lines and verifiers configured to use it."""
 
 from __future__ import annotations
 
@@ -35,6 +35,21 @@ def lean(body: str) -> str:
 
 def fake_verifier(**overrides: Any) -> LeanVerifier:
     return LeanVerifier({**FAKE_CONFIG, **overrides})
+
+
+def file_verifier(**overrides: Any) -> LeanVerifier:
+    """The file backend on the fake `lean` and checker (no Lake project needed); sandboxed
+    like real Lean wherever bubblewrap works."""
+    from rl_verifier_lean.filecheck import FileTools
+    from rl_verifier_lean.isolation import choose_sandbox
+    from rl_verifier_lean.locate import LeanLaunch
+
+    verifier = LeanVerifier({**FAKE_CONFIG, "backend": "file", **overrides})
+    cfg = verifier.settings
+    checker = list(FAKE_CHECKER) if cfg.replay_on else None
+    lean = LeanLaunch(list(FAKE_LEAN), None, {}, [FAKE_REPL])
+    verifier._file_backend = (choose_sandbox(cfg.sandbox), FileTools(lean, checker))
+    return verifier
 
 
 def run_all(verifier: LeanVerifier, items: list[tuple[Task, str]]) -> list[Verdict]:

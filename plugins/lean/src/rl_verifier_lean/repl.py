@@ -1,13 +1,17 @@
 """One Lean REPL process (leanprover-community/repl JSON protocol).
 
 Requests are one JSON object followed by a blank line; responses are (pretty-printed,
-possibly multi-line) JSON objects followed by a blank line.
+possibly multi-line) JSON objects followed by a blank line. Some REPL builds first print
+``Processing incremental state [pos: a..b]:`` and then the command's bytes a..b themselves
+(``REPL/Main.lean``, ``runCommand``): that echo is skipped by its length, so a line of the
+command that looks like JSON is never read as the answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier.executors import PipedProcess
@@ -17,6 +21,9 @@ from rl_verifier_lean.procs import tree_rss_mb
 
 if TYPE_CHECKING:
     from rl_verifier_sandbox.bwrap import BwrapSandbox
+
+
+_ECHO = re.compile(rb"^Processing incremental state \[pos: (\d+)\.\.(\d+)\]:\s*$")
 
 
 class ReplDied(Exception):
@@ -44,14 +51,18 @@ class Repl(PipedProcess):
     async def send(self, request: dict[str, Any]) -> dict[str, Any]:
         """One request, one response. Raises ``ReplDied``; the caller sets deadlines."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        command = str(request.get("cmd", "")).encode()
         try:
             self.proc.stdin.write(json.dumps(request).encode() + b"\n\n")
             await self.proc.stdin.drain()
             lines: list[bytes] = []
             while True:
-                line = await self.proc.stdout.readline()
-                if not line:
-                    raise ReplDied(await self.death_report())
+                line = await self.readline()
+                if not lines and (echo := _ECHO.match(line)):
+                    start, end = int(echo.group(1)), int(echo.group(2))
+                    for _ in range(command[start:end].count(b"\n") + 1):
+                        await self.readline()  # the echoed text, then println's newline
+                    continue
                 if not lines and not line.startswith(b"{"):
                     continue  # stray output before the JSON answer
                 if line.strip():
@@ -69,6 +80,13 @@ class Repl(PipedProcess):
         if not isinstance(answer, dict):
             raise ReplDied("REPL answered something other than a JSON object")
         return answer
+
+    async def readline(self) -> bytes:
+        assert self.proc.stdout is not None
+        line = await self.proc.stdout.readline()
+        if not line:
+            raise ReplDied(await self.death_report())
+        return line
 
     def rss_mb(self) -> float:
         """Resident memory of the REPL and every process below it (lake, bwrap, Lean)."""
