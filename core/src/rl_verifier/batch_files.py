@@ -7,10 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rl_verifier.atomic import write_lines
 from rl_verifier.contracts import Score
 from rl_verifier.engine import Sample
 from rl_verifier.errors import UserError
-from rl_verifier.jsonl import is_stdio, partial_path, read_finished, write_rows_atomically
+from rl_verifier.jsonl import is_stdio, partial_path, read_finished
 from rl_verifier.reward import Reward
 
 Job = tuple[Reward, Sample]
@@ -63,6 +64,6 @@ def resume(out: Path, jobs: Sequence[Job]) -> Resumed:
         if job is not None and score.verifier == job[0].ref:
             kept[(score.task_id, score.sample_index)] = (job[0], score)
     if partial.exists():
-        write_rows_atomically(partial, (score.model_dump_json() for _, score in kept.values()))
+        write_lines(partial, (score.model_dump_json() for _, score in kept.values()))
     todo = [job for key, job in by_key.items() if key not in kept]
     return Resumed(list(kept.values()), todo, len(rows) - len(kept))

@@ -8,7 +8,6 @@ each row for callers that carry them along.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rl_verifier.atomic import growing_file
 from rl_verifier.contracts import Completion, Task
 from rl_verifier.engine import Sample
 from rl_verifier.errors import UserError, validation_problems
@@ -169,27 +169,8 @@ def atomic_output(path: Path, resumable: bool = False) -> Iterator[IO[str]]:
     partial = partial_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = partial.open("a" if resumable else "w", encoding="utf-8")
+        partial.open("a").close()  # a user error here, not a traceback from the body
     except OSError as exc:
         raise UserError(f"{path}: cannot write: {exc.strerror}") from None
-    try:
-        with handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException as exc:
-        if not (resumable and isinstance(exc, KeyboardInterrupt)):
-            partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, path)
-
-
-def write_rows_atomically(path: Path, lines: Iterable[str]) -> None:
-    """Replace ``path`` with ``lines`` in one step (through a temporary sibling)."""
-    temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    with growing_file(path, partial, append=resumable) as handle:
+        yield handle

@@ -10,13 +10,13 @@ import math
 import os
 import re
 import shlex
-import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 from typing import Any, get_args
 
+from rl_verifier.atomic import write_files
 from rl_verifier.errors import UserError
 from rl_verifier.plugins import get_plugins
 from rl_verifier.reward import build_reward, parse_expression
@@ -142,23 +142,8 @@ def write_loop(request: BuildRequest) -> BuiltLoop:
             if path.exists():
                 raise UserError(f"{path} already exists; pass --force to overwrite it")
     script.parent.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for target, text in ((config, config_text), (script, script_text)):
-            staged.append((_stage(target, text), target))
-        for temp, target in staged:
-            os.replace(temp, target)
-    finally:
-        for temp, _ in staged:
-            temp.unlink(missing_ok=True)
+    write_files({config: config_text, script: script_text})
     return BuiltLoop(script, config, script_text, config_text, warnings)
-
-
-def _stage(target: Path, text: str) -> Path:
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    return Path(name)
 
 
 # --- validation -------------------------------------------------------------------------

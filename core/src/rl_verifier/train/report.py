@@ -16,14 +16,13 @@ import html
 import io
 import json
 import math
-import os
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rl_verifier.atomic import write_files
 from rl_verifier.errors import UserError
 
 if TYPE_CHECKING:
@@ -684,20 +683,8 @@ def _samples_table(run: Run) -> str:
 
 
 def _write_atomic(files: dict[Path, bytes]) -> None:
-    """Write every file to a temporary name first, then move them all into place."""
-    temps: dict[Path, Path] = {}
+    """Write the report's files, all or none."""
     try:
-        for target, data in files.items():
-            fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-            temps[target] = Path(name)
-            os.chmod(fd, 0o644)  # mkstemp makes 0600; a report is for sharing
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-        for target, temp in temps.items():
-            os.replace(temp, target)
+        write_files(files)
     except OSError as exc:
         raise UserError(f"{next(iter(files)).parent}: cannot write report: {exc}") from None
-    finally:
-        for temp in temps.values():
-            if temp.exists():
-                temp.unlink()

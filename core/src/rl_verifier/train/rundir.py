@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rl_verifier.atomic import write_lines, write_text
 from rl_verifier.errors import UserError
 
 FILES = ("metrics.jsonl", "samples.jsonl", "checkpoints.jsonl")
@@ -67,12 +68,8 @@ class RunDir:
             kept = [row for row in self.rows(name) if row.get("step", -1) < step]
             if name == "checkpoints.jsonl":
                 kept = [row for row in self.rows(name) if row.get("step", -1) <= step]
-            partial = path.with_suffix(".partial")
-            partial.write_text("".join(json.dumps(row) + "\n" for row in kept), encoding="utf-8")
-            os.replace(partial, path)
+            write_lines(path, (json.dumps(row) for row in kept))
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(partial, path)
+    write_text(path, json.dumps(data, indent=2))

@@ -1,0 +1,72 @@
+"""Writing files so that readers see the old content or the new, never a torn mix.
+
+Every write goes to a hidden temporary sibling, is flushed to disk, and is moved into
+place with ``os.replace`` (atomic on one filesystem). A crash leaves at most a
+temporary file beside the target, never a half-written target.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+
+def _temporary(target: Path, mode: int) -> tuple[int, Path]:
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.fchmod(fd, mode)  # mkstemp makes 0600; these files are for sharing
+    return fd, Path(name)
+
+
+def write_files(files: Mapping[Path, bytes | str], mode: int = 0o644) -> None:
+    """Write every file to a temporary name first, then move them all into place.
+
+    Either all targets get their new content, or (on an error before the moves) none
+    does; temporary files never outlive the call.
+    """
+    staged: dict[Path, Path] = {}
+    try:
+        for target, data in files.items():
+            fd, temporary = _temporary(target, mode)
+            staged[target] = temporary
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for target, temporary in staged.items():
+            os.replace(temporary, target)
+    finally:
+        for temporary in staged.values():
+            temporary.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step."""
+    write_files({path: text})
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Replace ``path`` with ``lines`` (newline-terminated) in one step."""
+    write_text(path, "".join(line + "\n" for line in lines))
+
+
+@contextmanager
+def growing_file(path: Path, partial: Path, append: bool = False) -> Iterator[IO[str]]:
+    """Write ``partial`` line by line and rename it to ``path`` when the block succeeds.
+
+    The partial file is removed when the block fails, except after an interrupt
+    (Ctrl-C) when ``append`` is set: a resumable writer keeps what it finished.
+    """
+    with partial.open("a" if append else "w", encoding="utf-8") as handle:
+        try:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        except BaseException as exc:
+            if not (append and isinstance(exc, KeyboardInterrupt)):
+                partial.unlink(missing_ok=True)
+            raise
+    os.replace(partial, path)
