@@ -166,3 +166,50 @@ def test_unknown_environment_is_isolation() -> None:
     assert (j.passed, j.reason) == (False, "isolation")
     j = judge({"env": 2}, {"env": 3}, "x", ["propext"])  # audit message missing
     assert (j.passed, j.reason) == (False, "isolation")
+
+
+# The three attacks that scored 1 on real Lean 4.0 behind the old screen (issue 16), in their
+# shapes here; the fake forges what a metaprogram adds (see fake_repl.py).
+FIVE = "theorem t : (2 : Nat) + 2 = 5"
+FORGE = "Lean.modifyEnv fun env => addDecl env `forged False"
+HELD_OUT = {
+    "global instance": (
+        "theorem t (a b : Nat) : a + b = a",
+        "instance (priority := high) : HAdd Nat Nat Nat := ⟨fun a _ => a⟩\n"
+        "theorem t (a b : Nat) : a + b = a := rfl",
+        "not_allowed:instance",
+    ),
+    "command elaborator": (
+        FIVE,
+        "@[commandElab Lean.Parser.Command.check] def forge : CommandElab := fun _ => "
+        + FORGE
+        + "\n#check 0\n"
+        + FIVE
+        + " := forged.elim",
+        "banned:commandElab",
+    ),
+    "quoted identifier hides #eval": (
+        FIVE,
+        "def «x--» : Nat := 1 #eval " + FORGE + "\n" + FIVE + " := forged.elim",
+        "banned:#eval",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT))
+def test_held_out_attacks_are_screened(name: str) -> None:
+    statement, answer, reason = HELD_OUT[name]
+    v = check(answer, statement)
+    assert failed(v, reason), v
+
+
+@pytest.mark.parametrize("name", ["command elaborator", "quoted identifier hides #eval"])
+def test_forged_constants_fail_kernel_replay(name: str) -> None:
+    """With the screen off, the file backend's replay catches what the metaprogram forged."""
+    from lean_helpers import file_verifier
+
+    statement, answer, _ = HELD_OUT[name]
+    verifier = file_verifier(static_screen=False, timeout_s=60, proof_timeout_s=20)
+    [v] = run_all(verifier, [(task(statement, header="import Init"), lean(answer))])
+    assert failed(v, "replay"), v
+    assert "lean4checker found a problem" in v.info["detail"]

@@ -139,13 +139,13 @@ class _Walk:
         return [name for kind, name in self.scopes if kind == "namespace" and name]
 
     def run(self) -> None:
+        for tok in self.toks:
+            parts = tok.text.split(".") if tok.kind in ("ident", "name") else []
+            if any(part.startswith("rlv_") for part in parts):
+                raise _NotAllowed("reserved name")
         i = 0
         while i < len(self.toks):
             tok = self.toks[i]
-            if tok.kind in ("ident", "name") and any(
-                part.startswith("rlv_") for part in tok.text.split(".")
-            ):
-                raise _NotAllowed("reserved name")
             if tok.kind == "command":
                 raise _NotAllowed(tok.text.rstrip("!?"))
             if tok.kind == "symbol" and tok.text == "@[":
