@@ -28,12 +28,13 @@ from rl_verifier.jsonl import (
     load_samples_with_columns,
     partial_path,
 )
+from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.reward import Reward, build_reward
 from rl_verifier.scoring import make_executor, score_batch
 from rl_verifier.summary import format_summary, summarise
 from rl_verifier.tasksource import TASKSET_PREFIX, load_task_source
-from rl_verifier.train.builder import BACKENDS, LOSSES
+from rl_verifier.train.builder import BACKENDS
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -465,7 +466,7 @@ Examples:
 )
 @click.option(
     "--loss",
-    type=click.Choice(LOSSES),
+    type=click.Choice(policy_losses()),
     default="importance_sampling",
     show_default=True,
     help="Policy-gradient loss the trainer optimises.",

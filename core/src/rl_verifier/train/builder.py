@@ -14,16 +14,16 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from typing import Any, get_args
+from typing import Any
 
 from rl_verifier.atomic import write_files
 from rl_verifier.errors import UserError
+from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.reward import build_reward, parse_expression
 from rl_verifier.train.catalog import closest, lookup
-from rl_verifier.train.config import LossName, TrainConfig
+from rl_verifier.train.config import TrainConfig
 
-LOSSES: tuple[str, ...] = get_args(LossName)
 BACKENDS = ("local", "tinker")
 LINE_LENGTH = 100  # the repository's ruff line length; the script must pass ruff check
 FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,56}\.py")  # short: it goes in commands
@@ -172,8 +172,9 @@ def _check_reward(spec: str) -> list[str]:
 
 
 def _check_settings(request: BuildRequest) -> None:
-    if request.loss not in LOSSES:
-        raise UserError(f"unknown loss '{request.loss}'; choose one of: {', '.join(LOSSES)}")
+    if request.loss not in policy_losses():
+        choices = ", ".join(policy_losses())
+        raise UserError(f"unknown loss '{request.loss}'; choose one of: {choices}")
     if request.backend not in BACKENDS:
         raise UserError(f"unknown backend '{request.backend}'; choose local or tinker")
     for flag, value in (
@@ -289,7 +290,7 @@ COMMENTS = {
     "group_size": "Samples per task; advantages compare the samples of one task",
     "max_tokens": "Longest completion, in tokens",
     "temperature": "Sampling temperature",
-    "loss": "Policy loss: importance_sampling, ppo, cispo or dro",
+    "loss": "Policy loss: " + ", ".join(policy_losses()),
     "reward": "A verifier name or a reward spec such as '0.8*a + 0.2*b'",
     "tasks": "A tasks JSONL file (relative to this file), or taskset:NAME from a plugin",
     "environment": "Episode shape: single_turn, or a multi-turn tool environment",

@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rl_verifier.config_input import parse_pairs, read_config_file
 from rl_verifier.errors import UserError, validation_problems
+from rl_verifier.losses import LOSSES, policy_losses
 
-LossName = Literal["importance_sampling", "ppo", "cispo", "dro"]
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir")
 
 
@@ -38,10 +38,19 @@ class TrainConfig(BaseModel):
     group_size: int = Field(default=8, ge=1, description="Samples per task.")
     max_tokens: int = Field(default=256, ge=1)
     temperature: float = Field(default=1.0, ge=0)
-    loss: LossName = "importance_sampling"
+    loss: str = Field(
+        default="importance_sampling",
+        description="Policy loss: " + ", ".join(policy_losses()) + " (rl_verifier.losses).",
+    )
     loss_config: dict[str, float] = Field(
         default_factory=dict,
-        description="ppo/cispo: clip_low_threshold, clip_high_threshold; dro: beta.",
+        description="The loss's settings: "
+        + "; ".join(
+            f"{name}: {', '.join(LOSSES[name].config)}"
+            for name in policy_losses()
+            if LOSSES[name].config
+        )
+        + ".",
     )
     advantage: Literal["mean", "std", "loo"] = Field(
         default="mean",
@@ -91,6 +100,24 @@ class TrainConfig(BaseModel):
     )
     workers: int | None = Field(default=None, ge=1)
     samples_logged_per_step: int = Field(default=4, ge=0)
+
+    @field_validator("loss")
+    @classmethod
+    def _known_policy_loss(cls, value: str) -> str:
+        if value not in policy_losses():
+            raise ValueError(f"unknown loss '{value}'; choose one of: {', '.join(policy_losses())}")
+        return value
+
+    @model_validator(mode="after")
+    def _loss_config_keys(self) -> TrainConfig:
+        known = LOSSES[self.loss].config
+        unknown = sorted(set(self.loss_config) - set(known))
+        if unknown:
+            accepted = ", ".join(known) or "none"
+            raise ValueError(
+                f"loss_config key '{unknown[0]}' is not used by loss '{self.loss}' ({accepted})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _warmup_needs_examples(self) -> TrainConfig:

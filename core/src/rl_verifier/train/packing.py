@@ -17,11 +17,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rl_verifier.losses import LOSSES
+
 if TYPE_CHECKING:
     import tinker
-
-CROSS_ENTROPY = "cross_entropy"
-RL_LOSSES = frozenset({"importance_sampling", "ppo", "cispo", "dro", "gspo", "stable_reinforce"})
 
 
 @dataclass
@@ -112,9 +111,10 @@ def supervised(prompt_tokens: list[int], completion_tokens: list[int]) -> Packed
 def to_datum(packed: PackedDatum, loss_fn: str = "importance_sampling") -> tinker.types.Datum:
     """Build a ``tinker.types.Datum`` for ``loss_fn``.
 
-    ``cross_entropy`` gets ``target_tokens`` and ``weights`` (the mask); the RL losses
-    (importance_sampling, ppo, cispo, dro, gspo, stable_reinforce) get ``target_tokens``,
-    ``logprobs`` and ``advantages``. Any other loss name raises ValueError.
+    The datum carries the inputs ``rl_verifier.losses`` lists for the loss:
+    ``target_tokens`` and ``weights`` (the mask) for ``cross_entropy``; ``target_tokens``,
+    ``logprobs`` and ``advantages`` for the policy losses. An unknown loss raises
+    ``ValueError``.
     """
     from tinker import types
 
@@ -126,18 +126,17 @@ def to_datum(packed: PackedDatum, loss_fn: str = "importance_sampling") -> tinke
     def floats(values: list[float]) -> types.TensorData:
         return types.TensorData(data=list(values), dtype="float32", shape=[n])
 
-    targets = types.TensorData(data=list(packed.target_tokens), dtype="int64", shape=[n])
-    if loss_fn == CROSS_ENTROPY:
-        inputs = {"target_tokens": targets, "weights": floats(packed.mask)}
-    elif loss_fn in RL_LOSSES:
-        inputs = {
-            "target_tokens": targets,
-            "logprobs": floats(packed.logprobs),
-            "advantages": floats(packed.advantages),
-        }
-    else:
-        known = ", ".join(sorted(RL_LOSSES | {CROSS_ENTROPY}))
-        raise ValueError(f"unknown loss_fn {loss_fn!r}; expected one of {known}")
+    values = {
+        "target_tokens": types.TensorData(
+            data=list(packed.target_tokens), dtype="int64", shape=[n]
+        ),
+        "weights": floats(packed.mask),
+        "logprobs": floats(packed.logprobs),
+        "advantages": floats(packed.advantages),
+    }
+    if loss_fn not in LOSSES:
+        raise ValueError(f"unknown loss_fn {loss_fn!r}; expected one of {', '.join(LOSSES)}")
+    inputs = {name: values[name] for name in LOSSES[loss_fn].inputs}
     return types.Datum(
         model_input=types.ModelInput.from_ints(list(packed.input_tokens)),
         loss_fn_inputs=inputs,

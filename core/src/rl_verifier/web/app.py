@@ -20,8 +20,9 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from rl_verifier.errors import UserError
+from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
-from rl_verifier.train.builder import BACKENDS, LOSSES, BuildRequest, render_loop, script_path
+from rl_verifier.train.builder import BACKENDS, BuildRequest, render_loop, script_path
 from rl_verifier.train.catalog import CATALOG
 
 log = logging.getLogger("rl_verifier.web")
@@ -133,7 +134,7 @@ def options() -> dict[str, Any]:
             }
             for e in CATALOG
         ],
-        "losses": list(LOSSES),
+        "losses": list(policy_losses()),
         "backends": list(BACKENDS),
         "environments": sorted(plugins.environments),
         "presets": available_presets(),
