@@ -607,6 +607,9 @@ def msg(severity: str, data: str, line: int = 1) -> dict[str, Any]:
     }
 
 
+PROOF_STATES = [0]  # the REPL numbers proof states across its whole life (REPL/Main.lean)
+
+
 class Session:
     """Elaborates commands against an environment, collecting messages and sorries."""
 
@@ -614,7 +617,6 @@ class Session:
         self.env = env
         self.messages: list[dict[str, Any]] = []
         self.sorries: list[dict[str, Any]] = []
-        self.proof_states = 0
 
     def run(self, text: str, line_offset: int = 0) -> None:
         for cmd in commands(text):
@@ -815,13 +817,13 @@ class Session:
             self.messages.append(msg("warning", f"declaration uses {quote}", line))
             self.sorries.append(
                 {
-                    "proofState": self.proof_states,
+                    "proofState": PROOF_STATES[0],
                     "pos": {"line": line, "column": 0},
                     "goal": "⊢ False",
                     "endPos": {"line": line, "column": 5},
                 }
             )
-            self.proof_states += 1
+            PROOF_STATES[0] += 1
             axioms.add("sorryAx")
         if "sorryAx" in body:
             axioms.add("sorryAx")
