@@ -1,4 +1,5 @@
-"""Shared fixtures: one bwrap sandbox and one warm fork-server pool per session."""
+"""Shared fixtures: one bwrap sandbox and one warm fork-server pool per session, and one warm
+docker sandbox on the real engine (skipped, with one reason, where no engine answers)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from rl_verifier_sandbox.api import SandboxUnavailable
 from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.docker_backend import DockerSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
 
 IS_ROOT = os.geteuid() == 0
+NO_ENGINE_HINT = "as root, `make test` starts one (tools/with-dockerd.sh) and builds the image"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -33,3 +37,30 @@ def sb() -> BwrapSandbox:
 def pool(sb: BwrapSandbox) -> Iterator[PythonPool]:
     with sb.python_pool(size=1) as p:
         yield p
+
+
+@pytest.fixture(scope="session")
+def docker_sb() -> Iterator[DockerSandbox]:
+    """Warm containers of the default image. Where no engine (or image) is available, every
+    test using it is skipped with the same reason (the failure is cached for the session)."""
+    try:
+        sandbox = DockerSandbox()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"docker backend unavailable: {exc} ({NO_ENGINE_HINT})")
+    try:
+        sandbox.check()
+    except BaseException:
+        sandbox.close()
+        raise
+    yield sandbox
+    sandbox.close()
+
+
+# The sandboxes a backend-neutral test runs on: bwrap (cold), its fork server, docker (warm).
+BACKENDS = [
+    pytest.param("bwrap", marks=pytest.mark.requires("bwrap")),
+    pytest.param("forkserver", marks=pytest.mark.requires("bwrap")),
+    pytest.param("docker"),
+]
+COLD_BACKENDS = [BACKENDS[0], BACKENDS[2]]
+FIXTURE = {"bwrap": "sb", "forkserver": "pool", "docker": "docker_sb"}

@@ -1,37 +1,74 @@
-"""Hostile jobs on the bwrap backend (and the fork server where it applies)."""
+"""Hostile jobs on every isolating backend: bwrap, its fork server, and docker (warm
+containers on the real engine)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import socket
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.docker_backend import DockerSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
 from rl_verifier_sandbox.slots import BASE_UID, pids_of_uid
 
+from .conftest import BACKENDS, COLD_BACKENDS, FIXTURE
+
 IS_ROOT = os.geteuid() == 0
+
+# Prints how many processes of the job's own uid exist besides the job and its ancestors.
+OTHERS_OF_MY_UID = (
+    "import os\nme, up = os.getpid(), set()\np = me\n"
+    "while p > 1:\n    up.add(p)\n"
+    "    p = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "def uid(p):\n    try:\n        return os.stat(f'/proc/{p}').st_uid\n"
+    "    except OSError:\n        return None\n"
+    "print(len([p for p in os.listdir('/proc') if p.isdigit() and int(p) not in up | {1}"
+    " and uid(p) == os.getuid()]))"
+)
 
 
 def py(code: str, **limits: float) -> Job:
     return Job(argv=("python", "-c", code), limits=Limits(**limits))  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["cold", "warm"])
-def any_sb(request: pytest.FixtureRequest, sb: BwrapSandbox, pool: PythonPool) -> Sandbox:
-    return sb if request.param == "cold" else pool
+@pytest.fixture(params=BACKENDS)
+def any_sb(request: pytest.FixtureRequest) -> Sandbox:
+    sandbox: Sandbox = request.getfixturevalue(FIXTURE[request.param])
+    return sandbox
 
 
-def _no_survivors(pool: PythonPool) -> None:
-    """No process of any sandbox uid is left, except the warm servers' own."""
-    if IS_ROOT:
-        busy = {uid: pids_of_uid(uid) for uid in range(BASE_UID, BASE_UID + 32)}
-        assert not any(p for uid, p in busy.items() if uid not in pool.uids), busy
+@pytest.fixture(params=COLD_BACKENDS)
+def cold_sb(request: pytest.FixtureRequest) -> Sandbox:
+    """bwrap and docker, without the fork server (jobs it hands to bwrap anyway)."""
+    sandbox: Sandbox = request.getfixturevalue(FIXTURE[request.param])
+    return sandbox
+
+
+@pytest.fixture
+def no_survivors(request: pytest.FixtureRequest, any_sb: Sandbox) -> Callable[[], None]:
+    """Asserts that nothing of the previous job is still running."""
+    if isinstance(any_sb, DockerSandbox):
+
+        def in_container() -> None:  # the next job in the same warm container sees none
+            assert any_sb.run(py(OTHERS_OF_MY_UID)).stdout == b"0\n"
+
+        return in_container
+    pool: PythonPool = request.getfixturevalue("pool")
+
+    def on_host() -> None:  # no process of any sandbox uid, except the warm servers' own
+        if IS_ROOT:
+            busy = {uid: pids_of_uid(uid) for uid in range(BASE_UID, BASE_UID + 32)}
+            assert not any(p for uid, p in busy.items() if uid not in pool.uids), busy
+
+    return on_host
 
 
 def test_hello_and_files(any_sb: Sandbox) -> None:
@@ -42,11 +79,11 @@ def test_hello_and_files(any_sb: Sandbox) -> None:
     assert (r.exit_code, r.stdout, r.timed_out, r.limit_hit) == (0, b"hi\n", False, None)
 
 
-def test_infinite_loop_hits_deadline(any_sb: Sandbox, pool: PythonPool) -> None:
+def test_infinite_loop_hits_deadline(any_sb: Sandbox, no_survivors: Callable[[], None]) -> None:
     r = any_sb.run(py("while True: pass", wall_s=0.5, cpu_s=30))
     assert r.timed_out and r.exit_code is None
     assert 0.45 <= r.wall_s < 1.5
-    _no_survivors(pool)
+    no_survivors()
 
 
 def test_sleep_past_deadline(any_sb: Sandbox) -> None:
@@ -55,20 +92,33 @@ def test_sleep_past_deadline(any_sb: Sandbox) -> None:
     assert r.timed_out and time.monotonic() - t0 < 2.0
 
 
-def test_cpu_limit(sb: BwrapSandbox) -> None:
-    r = sb.run(py("while True: pass", cpu_s=1, wall_s=5))
+def test_cpu_limit(cold_sb: Sandbox) -> None:
+    r = cold_sb.run(py("while True: pass", cpu_s=1, wall_s=5))
     assert r.limit_hit == "cpu" and not r.timed_out and r.cpu_s >= 0.9
 
 
-def test_fork_bomb_is_limited(any_sb: Sandbox, pool: PythonPool) -> None:
+def test_fork_bomb_is_limited(any_sb: Sandbox, no_survivors: Callable[[], None]) -> None:
     r = any_sb.run(py("import os\nwhile True:\n    os.fork()", processes=16, wall_s=5))
     assert r.limit_hit == "processes" and not r.timed_out
     time.sleep(0.05)
-    _no_survivors(pool)
+    no_survivors()
     assert os.waitpid(os.spawnv(os.P_NOWAIT, "/bin/true", ["true"]), 0)[1] == 0  # host forks
 
 
-def test_double_fork_survivor_is_killed(any_sb: Sandbox, pool: PythonPool) -> None:
+def test_processes_limit_is_the_jobs_own(any_sb: Sandbox) -> None:
+    """A job allowed 40 processes gets them, whatever limit the previous job had."""
+    spawn = (
+        "import subprocess\n"
+        "ps = [subprocess.Popen(['sleep', '5']) for _ in range({n})]\n"
+        "print(len(ps)); [p.kill() for p in ps]"
+    )
+    small = any_sb.run(py(spawn.format(n=30), processes=8))
+    assert small.limit_hit == "processes", small.stderr[-300:]
+    large = any_sb.run(py(spawn.format(n=30), processes=40))
+    assert large.stdout == b"30\n", large.stderr[-300:]
+
+
+def test_double_fork_survivor_is_killed(any_sb: Sandbox, no_survivors: Callable[[], None]) -> None:
     code = (
         "import os, time\n"
         "if os.fork() == 0:\n"
@@ -80,10 +130,21 @@ def test_double_fork_survivor_is_killed(any_sb: Sandbox, pool: PythonPool) -> No
     )
     r = any_sb.run(py(code))
     assert r.exit_code == 0 and r.stdout == b"parent done\n"
-    _no_survivors(pool)
-    # the next job sees only pid 1 (init), the fork server (warm path) and itself
-    r = any_sb.run(py("import os; print(len([p for p in os.listdir('/proc') if p.isdigit()]))"))
-    assert int(r.stdout) <= 3, r.stdout
+    no_survivors()
+    # the next job sees no process of its uid but itself and its ancestors (init, server)
+    assert any_sb.run(py(OTHERS_OF_MY_UID)).stdout == b"0\n"
+
+
+def test_files_do_not_outlive_the_job(any_sb: Sandbox) -> None:
+    write = (
+        "import os\n"
+        "for d in ('.', '/tmp', '/dev/shm'):\n"
+        "    open(os.path.join(d, 'left-behind'), 'w').write('x')\n"
+        "os.mkdir('locked'); open('locked/f', 'w'); os.chmod('locked', 0)"
+    )
+    assert any_sb.run(py(write)).exit_code == 0
+    look = "import os; print([os.listdir(d) for d in ('.', '/tmp', '/dev/shm')])"
+    assert any_sb.run(py(look)).stdout == b"[[], [], []]\n"
 
 
 def test_memory_bomb(any_sb: Sandbox) -> None:
@@ -135,13 +196,30 @@ def test_policy_env_is_passed(any_sb: Sandbox) -> None:
     assert any_sb.run(job).stdout == b"v\n"
 
 
-def test_host_dirs_invisible(any_sb: Sandbox) -> None:
-    code = "import os; print([p for p in ('/root', '/work', '/home', '/var') if os.path.exists(p)])"
-    assert any_sb.run(py(code)).stdout == b"[]\n"
+@pytest.fixture
+def host_markers() -> Iterator[list[str]]:
+    """Files made on the host in the home, temp and current directories."""
+    paths = []
+    for base in (Path.home(), Path(tempfile.gettempdir()), Path.cwd()):
+        fd, path = tempfile.mkstemp(prefix="rlv-marker-", dir=base)
+        os.close(fd)
+        paths.append(path)
+    yield paths
+    for path in paths:
+        os.unlink(path)
 
 
-def test_cannot_write_outside_work_dir(sb: BwrapSandbox) -> None:
-    r = sb.run(Job(argv=("sh", "-c", "touch /usr/x; touch /x; mount -o remount,rw /usr; echo $?")))
+def test_host_dirs_invisible(any_sb: Sandbox, host_markers: list[str]) -> None:
+    look = "import os; print([p for p in {!r} if os.path.exists(p)])"
+    assert any_sb.run(py(look.format([*host_markers, os.getcwd()]))).stdout == b"[]\n"
+    if not isinstance(any_sb, DockerSandbox):  # an image has its own /root, /home and /var
+        assert any_sb.run(py(look.format(["/root", "/work", "/home", "/var"]))).stdout == b"[]\n"
+
+
+def test_cannot_write_outside_work_dir(cold_sb: Sandbox) -> None:
+    r = cold_sb.run(
+        Job(argv=("sh", "-c", "touch /usr/x; touch /x; mount -o remount,rw /usr; echo $?"))
+    )
     assert r.stdout.strip() != b"0" and b"Read-only" in r.stderr
     assert not Path("/usr/x").exists() and not Path("/x").exists()
 
@@ -160,10 +238,11 @@ def test_killing_the_parent_spares_the_host(any_sb: Sandbox, code: str) -> None:
     assert any_sb.run(py("print(1)")).stdout == b"1\n"  # the sandbox (or server) still works
 
 
-def test_kill_minus_one_from_shell(sb: BwrapSandbox) -> None:
-    r = sb.run(Job(argv=("sh", "-c", "kill -9 -1; echo after")))
+def test_kill_minus_one_from_shell(cold_sb: Sandbox) -> None:
+    r = cold_sb.run(Job(argv=("sh", "-c", "kill -9 -1; echo after")))
     assert isinstance(r, Result)
     assert os.getpid() > 0
+    assert cold_sb.run(py("print(1)")).stdout == b"1\n"
 
 
 def test_symlink_to_host_path_is_not_followed(any_sb: Sandbox) -> None:
@@ -185,14 +264,24 @@ def test_stdin_and_exit_code(any_sb: Sandbox) -> None:
     assert (r.exit_code, r.stdout) == (3, b"abc\n")
 
 
-def test_signal_death_reported(sb: BwrapSandbox) -> None:
-    r = sb.run(py("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"))
+def test_signal_death_reported(cold_sb: Sandbox) -> None:
+    r = cold_sb.run(py("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"))
     assert r.exit_code is None and r.signal == signal.SIGSEGV
 
 
-def test_readonly_files_policy(sb: BwrapSandbox) -> None:
+def test_readonly_files_policy(cold_sb: Sandbox) -> None:
     job = Job(argv=("cat", "/opt/data/x"), policy=Policy(readonly_files={"/opt/data/x": "DATA"}))
-    assert sb.run(job).stdout == b"DATA"
+    assert cold_sb.run(job).stdout == b"DATA"
+    write = Job(
+        argv=("sh", "-c", "echo x > /opt/data/x; cat /opt/data/x"),
+        policy=Policy(readonly_files={"/opt/data/x": "DATA"}),
+    )
+    r = cold_sb.run(write)
+    assert r.stdout == b"DATA" and b"/opt/data/x" in r.stderr, r.stderr
+    other = Job(
+        argv=("sh", "-c", "ls /opt/data"), policy=Policy(readonly_files={"/opt/data/z": ""})
+    )
+    assert cold_sb.run(other).stdout == b"z\n"  # the previous job's file is gone
 
 
 def test_limits_default_fit() -> None:
@@ -208,7 +297,19 @@ def test_concurrent_jobs_get_distinct_uids(sb: BwrapSandbox) -> None:
     assert len(set(outs)) == 3, outs
 
 
-def test_arun(sb: BwrapSandbox) -> None:
+def test_concurrent_docker_jobs_do_not_meet(docker_sb: DockerSandbox) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    code = (
+        "import os, time, uuid\nopen(f'/tmp/{uuid.uuid4()}', 'w')\ntime.sleep(0.3)\n"
+        "print(len(os.listdir('/tmp')), len(os.listdir('.')))"
+    )
+    with ThreadPoolExecutor(3) as ex:
+        outs = [r.stdout for r in ex.map(docker_sb.run, [py(code)] * 3)]
+    assert outs == [b"1 0\n"] * 3
+
+
+def test_arun(cold_sb: Sandbox) -> None:
     import asyncio
 
-    assert asyncio.run(sb.arun(py("print(2)"))).stdout == b"2\n"
+    assert asyncio.run(cold_sb.arun(py("print(2)"))).stdout == b"2\n"

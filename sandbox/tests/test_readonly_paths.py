@@ -1,4 +1,5 @@
-"""``Policy.readonly_paths``: host paths shown read-only at the same place, and nothing else."""
+"""``Policy.readonly_paths``: host paths shown read-only at the same place, and nothing else
+(bwrap, and docker where the engine runs on this host)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_sandbox.api import Job, Policy
+from rl_verifier_sandbox.api import Job, Policy, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 
+from .conftest import COLD_BACKENDS, FIXTURE
+
 IS_ROOT = os.geteuid() == 0
+
+
+@pytest.fixture(params=COLD_BACKENDS)
+def cold_sb(request: pytest.FixtureRequest) -> Sandbox:
+    sandbox: Sandbox = request.getfixturevalue(FIXTURE[request.param])
+    return sandbox
 
 
 def sh(script: str, *paths: str) -> Job:
@@ -34,7 +43,7 @@ def private_home() -> Iterator[Path]:
     shutil.rmtree(base)
 
 
-def test_private_host_dir_visible_read_only(sb: BwrapSandbox, private_home: Path) -> None:
+def test_private_host_dir_visible_read_only(cold_sb: Sandbox, private_home: Path) -> None:
     tree = private_home / "toolchain"
     if IS_ROOT:
         assert os.stat(Path.home()).st_mode & 0o001 == 0, "test assumes a private home"
@@ -43,7 +52,7 @@ def test_private_host_dir_visible_read_only(sb: BwrapSandbox, private_home: Path
         " && echo WROTE || echo READONLY",
         str(tree),
     )
-    r = sb.run(job)
+    r = cold_sb.run(job)
     assert r.exit_code == 0, r.stderr
     lines = r.stdout.decode().splitlines()
     assert lines[0] == "OLEAN"
@@ -52,7 +61,7 @@ def test_private_host_dir_visible_read_only(sb: BwrapSandbox, private_home: Path
     assert not (tree / "lib" / "x").exists()
 
 
-def test_only_named_paths_appear(sb: BwrapSandbox, tmp_path: Path) -> None:
+def test_only_named_paths_appear(cold_sb: Sandbox, tmp_path: Path) -> None:
     """A world-readable sibling of a named file, in a directory open to all, stays hidden."""
     folder = tmp_path / "shared"
     folder.mkdir(mode=0o755)
@@ -61,26 +70,28 @@ def test_only_named_paths_appear(sb: BwrapSandbox, tmp_path: Path) -> None:
     sibling.write_text("SECRET")
     for path in (named, sibling):
         path.chmod(0o644)
-    r = sb.run(sh(f"cat {named}; cat {sibling}; ls {folder}", str(named)))
+    r = cold_sb.run(sh(f"cat {named}; cat {sibling}; ls {folder}", str(named)))
     assert r.stdout == b"NAMED" + b"named.txt\n" and b"SECRET" not in r.stdout
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="as non-root the sandbox runs as the file's owner")
-def test_file_permissions_still_apply(sb: BwrapSandbox, private_home: Path) -> None:
+def test_file_permissions_still_apply(cold_sb: Sandbox, private_home: Path) -> None:
     secret = private_home / "toolchain" / "lib" / "key"
     secret.write_text("KEY")
     secret.chmod(0o600)
-    r = sb.run(sh(f"cat {secret}", str(private_home / "toolchain")))
+    r = cold_sb.run(sh(f"cat {secret}", str(private_home / "toolchain")))
     assert b"KEY" not in r.stdout and r.exit_code != 0
 
 
 def test_host_mount_table_untouched(sb: BwrapSandbox, private_home: Path) -> None:
+    """bwrap's staging mounts live in a private namespace (docker's containers are mounts of
+    the engine, made when a container starts, not per job)."""
     before = Path("/proc/self/mounts").read_text()
     assert sb.run(sh("true", str(private_home / "toolchain"))).exit_code == 0
     assert Path("/proc/self/mounts").read_text() == before
 
 
-def test_bad_paths_are_job_faults(sb: BwrapSandbox) -> None:
+def test_bad_paths_are_job_faults(cold_sb: Sandbox) -> None:
     for path in ("relative/dir", "/does/not/exist"):
-        r = sb.run(sh("true", path))
+        r = cold_sb.run(sh("true", path))
         assert r.exit_code is None and b"readonly path" in r.stderr

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
 BACKENDS = ("auto", "bwrap", "process", "docker")
 
 
-def get_sandbox(backend: str = "auto") -> Sandbox:
+def get_sandbox(backend: str = "auto", *, image: str | None = None) -> Sandbox:
     """Return a working backend. ``auto`` means bwrap or SandboxUnavailable (never a silent
-    fallback to the non-isolating ``process`` backend, which must be asked for by name)."""
+    fallback to the non-isolating ``process`` backend, which must be asked for by name).
+    ``image``: the docker backend's image (default: ``$RLV_SANDBOX_IMAGE`` or the image
+    ``rlv sandbox image build`` makes)."""
     if backend in ("auto", "bwrap"):
         from rl_verifier_sandbox.bwrap import BwrapSandbox
 
@@ -39,7 +41,13 @@ def get_sandbox(backend: str = "auto") -> Sandbox:
     if backend == "docker":
         from rl_verifier_sandbox.docker_backend import DockerSandbox
 
-        return DockerSandbox()
+        docker = DockerSandbox(image)
+        try:
+            docker.check()
+        except BaseException:
+            docker.close()
+            raise
+        return docker
     raise SandboxUnavailable(f"unknown sandbox backend {backend!r}; choose from {BACKENDS}")
 
 

@@ -1,149 +1,550 @@
-"""Docker backend (Docker SDK, imported lazily) with the same policy as bwrap, plus a warm pool.
+"""Docker backend: each job is one ``exec`` of a root supervisor in a locked-down container.
 
-The container configuration is a pure function (``container_config``) so it can be tested
-without an engine. Jobs run via ``exec`` in warm, locked-down containers; files travel in a
-tar archive into the tmpfs work dir, which is wiped (with ``/tmp``) after every job.
+Containers (``container_config``, a pure function) have no network, a read-only root, tmpfs
+``/tmp``, ``/job`` and ``/dev/shm``, ``docker-init`` as pid 1, every capability dropped but
+the supervisor's three, ``no-new-privileges`` and the engine's default seccomp profile. The
+job runs as uid 65534. Its memory and process limits are the container's cgroup limits, set
+to the job's own values before it runs (``docker update`` when they differ); CPU time, file
+size and open files are rlimits; the wall deadline is the supervisor's timer. Files travel in
+a tar on the exec's stdin (see ``_docker_launch``).
+
+``reuse=True`` (default) keeps warm containers: after every job the supervisor kills every
+process of the job uid and wipes what the job could write, and a container whose cleanup
+cannot be confirmed is destroyed. ``reuse=False`` starts a fresh container per job.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import importlib
-import io
-import queue
-import shlex
-import tarfile
+import os
+import socket
+import threading
 import time
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
+from rl_verifier_sandbox import _docker_launch as launch
+from rl_verifier_sandbox._docker_layout import PROBE_SH, Layout, plan, ro_relative
+from rl_verifier_sandbox._docker_stream import Demux, PipeSink, feed_stdin, pump, raw_socket
 from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
+from rl_verifier_sandbox._result import classify
 from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox, SandboxUnavailable
 from rl_verifier_sandbox.bwrap import BASE_ENV, bad_job_result
+from rl_verifier_sandbox.image import DEFAULT_IMAGE, IMAGE_ENV, default_image, docker_module
 
-DEFAULT_IMAGE = "python:3.11-slim"
-WORK_DIR = "/job"
-UID = 65534
+WORK_DIR = launch.WORK_DIR
+UID = launch.JOB_UID
+LABEL = "rl-verifier-sandbox"
+OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
+BACKSTOP_S = 5.0  # past the job's deadline, a silent container is destroyed
+REAP_SH = "U=$1\n" + launch.REAP_FUNCTION + "reap\n"
+
+_LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 
 
 def container_config(
-    image: str, limits: Limits, env: dict[str, str] | None = None
+    image: str, limits: Limits, layout: Layout | None = None, *, owner: str = ""
 ) -> dict[str, Any]:
     """Keyword arguments for ``docker.containers.run`` enforcing the sandbox policy."""
-    tmp = f"rw,nosuid,nodev,size={limits.tmp_bytes},uid={UID},gid={UID},mode=0700"
+    layout = layout or Layout()
+    job_tmp = f"rw,nosuid,nodev,size={limits.tmp_bytes},uid={UID},gid={UID},mode=0700"
+    root_tmp = {"SizeBytes": limits.tmp_bytes, "Mode": 0o755}
+    mounts: list[dict[str, Any]] = [
+        {"Type": "tmpfs", "Target": d, "TmpfsOptions": root_tmp}
+        for d in layout.ro_dirs
+    ]
+    mounts += [
+        {"Type": "bind", "Source": src, "Target": dst, "ReadOnly": True}
+        for src, dst in layout.binds
+    ]
     return {
         "image": image,
         "command": ["sleep", "infinity"],
+        "init": True,
+        "user": "0:0",
         "detach": True,
         "network_mode": "none",
         "read_only": True,
-        "tmpfs": {"/tmp": tmp, WORK_DIR: tmp},
+        "tmpfs": {"/tmp": job_tmp, WORK_DIR: job_tmp},
+        "mounts": mounts,
+        "shm_size": limits.tmp_bytes,
         "working_dir": WORK_DIR,
-        "user": f"{UID}:{UID}",
+        "hostname": "sandbox",
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,
-        "pids_limit": limits.processes,
+        "pids_limit": limits.processes + launch.EXTRA_PIDS,
         "nano_cpus": 1_000_000_000,
         "cap_drop": ["ALL"],
+        "cap_add": list(launch.CAPS),
         "security_opt": ["no-new-privileges"],
-        "ulimits": _ulimits(limits),
-        "environment": {**BASE_ENV, **(env or {})},
+        "ulimits": [{"name": "core", "soft": 0, "hard": 0}],
+        "environment": {"PATH": BASE_ENV["PATH"]},
         "auto_remove": True,
-        "labels": {"rl-verifier-sandbox": "1"},
+        "labels": {LABEL: "1", OWNER_LABEL: owner},
     }
 
 
-def _ulimits(limits: Limits) -> list[dict[str, Any]]:
-    cpu = max(1, int(limits.cpu_s + 0.999))
-    pairs = {
-        "cpu": (cpu, cpu + 1),
-        "fsize": (limits.file_bytes, limits.file_bytes),
-        "nofile": (limits.open_files, limits.open_files),
-        "core": (0, 0),
-    }
-    return [{"name": k, "soft": s, "hard": h} for k, (s, h) in pairs.items()]
+Key = tuple[Layout, int]  # containers are interchangeable for jobs with the same key
 
 
-def _tar(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size, info.uid, info.gid, info.mode = len(data), UID, UID, 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+@dataclass
+class _Box:
+    """One container and the cgroup limits it has now."""
+
+    id: str
+    key: Key
+    memory: int
+    pids: int
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    key: Key
+    command: list[str]
+    nonce: str
+    payload: bytes
+    limits: Limits
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class DockerSandbox(Sandbox):
-    """Warm pool of locked-down containers; one job at a time per container."""
+    """Locked-down containers, one job at a time each; warm unless ``reuse=False``."""
 
     name = "docker"
     isolates = True
 
     def __init__(
-        self, image: str = DEFAULT_IMAGE, size: int = 1, limits: Limits | None = None
+        self,
+        image: str | None = None,
+        *,
+        reuse: bool = True,
+        max_containers: int | None = None,
+        client: Any = None,
     ) -> None:
-        try:
-            docker: Any = importlib.import_module("docker")
-        except ImportError as exc:
-            msg = "the 'docker' package is not installed (extra: docker)"
-            raise SandboxUnavailable(msg) from exc
-        try:
-            self._client: Any = docker.from_env()
-            self._client.ping()
-        except Exception as exc:
-            raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
-        self._image, self._limits = image, limits or Limits()
-        self._free: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._all = [self._start() for _ in range(size)]
-        for c in self._all:
-            self._free.put(c)
+        self.image = image or default_image()
+        self.reuse = reuse
+        self._client = client if client is not None else _connect()
+        self._api: Any = self._client.api
+        _require_image(self._client, self.image)
+        self._max = max_containers or max(4, 2 * (os.cpu_count() or 1))
+        self._cond = threading.Condition()
+        self._idle: dict[Key, list[_Box]] = {}
+        self._all: dict[str, _Box] = {}
+        self._count = 0
+        self._closed = False
+        self._seen_paths: dict[str, str] = {}
+        self._owner = _owner()
+        self._engine = _engine_info(self._client)
+        _reap_stale(self._client)
+        _LIVE.add(self)
 
-    def _start(self) -> Any:
-        return self._client.containers.run(**container_config(self._image, self._limits))
+    # -- public --------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Raise SandboxUnavailable with the reason if a trivial job cannot run."""
+        res = self.run(Job(argv=("true",)))
+        if res.exit_code != 0:
+            err = res.stderr.decode(errors="replace").strip()[-300:]
+            raise SandboxUnavailable(f"a trivial job failed in {self.image}: {err}")
+
+    def mechanisms(self) -> dict[str, str]:
+        """What enforces each limit (the keys of ``BwrapSandbox.mechanisms``)."""
+        cgroup = f"cgroup-v{self._engine.get('CgroupVersion') or '1'}"
+        options = " ".join(self._engine.get("SecurityOptions") or [])
+        return {
+            "memory": cgroup,
+            "processes": cgroup,
+            "cpu": "rlimit",
+            "file_size": "rlimit",
+            "open_files": "rlimit",
+            "output": "host",
+            "wall": "supervisor",
+            "cleanup": "supervisor",
+            "environment": "host",
+            "uid": "setpriv",
+            "network": "namespace",
+            "filesystem": "namespace",
+            "syscalls": "seccomp" if "seccomp" in options else "none",
+        }
 
     def run(self, job: Job) -> Result:
-        if job.policy.readonly_paths:
-            return bad_job_result("the docker backend cannot show host paths (readonly_paths)")
         try:
-            files = {safe_relpath(k): as_bytes(v) for k, v in job.files.items()}
+            prepared = self._prepare(job)
         except BadJob as exc:
             return bad_job_result(str(exc))
-        container = self._free.get()
+        box = self._acquire(prepared)
         try:
-            return self._exec(container, job, files)
-        finally:
-            container.exec_run(["sh", "-c", "rm -rf /job/* /job/.[!.]* /tmp/* 2>/dev/null"])
-            self._free.put(container)
+            result, healthy = self._execute(box, prepared)
+        except BaseException:
+            self._discard(box)
+            raise
+        self._release(box) if healthy and self.reuse else self._discard(box)
+        return result
 
-    def _exec(self, container: Any, job: Job, files: dict[str, bytes]) -> Result:
-        container.put_archive(WORK_DIR, _tar(files))
-        argv = list(job.argv)
-        if argv and argv[0] == "python":
-            argv[0] = "python3"
-        cmd = f"timeout -s KILL {job.limits.wall_s} {shlex.join(argv)}"
-        start = time.monotonic()
-        res = container.exec_run(["sh", "-c", cmd], environment=dict(job.policy.env), demux=True)
-        wall = time.monotonic() - start
-        out, err = res.output if isinstance(res.output, tuple) else (res.output, b"")
-        out, err = out or b"", err or b""
-        lim = job.limits
-        code = res.exit_code
-        timed_out = code == 137 and wall >= lim.wall_s * 0.95
-        return Result(
-            exit_code=None if code is not None and code > 128 else code,
-            signal=code - 128 if code is not None and code > 128 else None,
-            stdout=out[: lim.stdout_bytes],
-            stderr=err[: lim.stderr_bytes],
-            stdout_truncated=len(out) > lim.stdout_bytes,
-            stderr_truncated=len(err) > lim.stderr_bytes,
-            timed_out=timed_out,
-            limit_hit="output" if len(out) > lim.stdout_bytes else None,
-            wall_s=wall,
-            cpu_s=0.0,
-        )
+    def open_session(self, job: Job) -> DockerSession:
+        """Start ``job`` with live pipes (the two-process relay); the caller enforces the
+        deadline and must call ``finish``."""
+        try:
+            prepared = self._prepare(job)
+        except BadJob as exc:
+            raise SandboxUnavailable(f"bad job: {exc}") from exc
+        box = self._acquire(prepared)
+        try:
+            return DockerSession(self, box, prepared)
+        except BaseException:
+            self._discard(box)
+            raise
 
     def close(self) -> None:
-        for c in self._all:
-            with contextlib.suppress(Exception):  # best effort cleanup
-                c.kill()
-        self._all = []
+        with self._cond:
+            self._closed = True
+            boxes = list(self._all.values())
+            self._idle.clear()
+            self._cond.notify_all()
+        for box in boxes:
+            self._kill(box)
+
+    # -- jobs ----------------------------------------------------------------------------
+
+    def _prepare(self, job: Job) -> _Prepared:
+        if not job.argv:
+            raise BadJob("empty argv")
+        files = {safe_relpath(k): as_bytes(v) for k, v in job.files.items()}
+        ro = {path: as_bytes(data) for path, data in job.policy.readonly_files.items()}
+        layout = plan(ro, job.policy.readonly_paths, self._probe)
+        argv = list(job.argv)
+        if argv[0] == "python":
+            argv[0] = "python3"
+        env = {**BASE_ENV, **job.policy.env}
+        command = launch.command(argv, env, job.limits, layout.ro_dirs)
+        ro_tar = launch.tar_of(ro_relative(ro), mode=0o444, uid=0)
+        job_tar = launch.tar_of(files, mode=0o644, uid=UID)
+        nonce, payload = launch.stdin_payload(ro_tar, job_tar, job.stdin)
+        return _Prepared((layout, job.limits.tmp_bytes), command, nonce, payload, job.limits)
+
+    def _execute(self, box: _Box, prepared: _Prepared) -> tuple[Result, bool]:
+        limits = prepared.limits
+        sock = self._start_exec(box, prepared.command)
+        start = time.monotonic()
+        threading.Thread(
+            target=feed_stdin, args=(sock, prepared.payload), kwargs={"close": True}, daemon=True
+        ).start()
+        demux = Demux(limits)
+        try:
+            ended = pump(sock, demux, start + limits.wall_s + BACKSTOP_S, lambda: self._reap(box))
+        finally:
+            sock.close()
+        wall = time.monotonic() - start
+        parsed = launch.parse_report(bytes(demux.stderr.tail), prepared.nonce) if ended else None
+        if parsed is None:
+            return _lost(demux, limits, wall), False
+        report, length = parsed
+        return _result(demux, report, length, limits, wall), report.clean
+
+    def _start_exec(self, box: _Box, command: list[str]) -> Any:
+        exec_id = self._api.exec_create(box.id, command, stdin=True, user="0:0")["Id"]
+        return raw_socket(self._api.exec_start(exec_id, socket=True))
+
+    def _reap(self, box: _Box) -> None:
+        """Kill every process of the job uid now (output flood, end of a session)."""
+        with contextlib.suppress(Exception):
+            cmd = ["/bin/sh", "-c", REAP_SH, "rlv-reap", str(UID)]
+            exec_id = self._api.exec_create(box.id, cmd, user="0:0")["Id"]
+            self._api.exec_start(exec_id)
+
+    def _probe(self, paths: list[str]) -> dict[str, str]:
+        """How the job uid sees each path in the image (see ``_docker_layout``); cached."""
+        unknown = [p for p in paths if p not in self._seen_paths]
+        if unknown:
+            box = self._acquire(_Prepared((Layout(), Limits().tmp_bytes), [], "", b"", Limits()))
+            try:
+                cmd = ["/bin/sh", "-c", PROBE_SH, "rlv-probe", *unknown]
+                exec_id = self._api.exec_create(box.id, cmd, user=f"{UID}:{UID}")["Id"]
+                answers = self._api.exec_start(exec_id).decode().split()
+            except BaseException:
+                self._discard(box)
+                raise
+            self._release(box)
+            if len(answers) != len(unknown):
+                raise SandboxUnavailable(f"probing paths in {self.image} failed: {answers}")
+            self._seen_paths.update(zip(unknown, answers, strict=True))
+        return {p: self._seen_paths[p] for p in paths}
+
+    # -- containers ----------------------------------------------------------------------
+
+    def _acquire(self, prepared: _Prepared) -> _Box:
+        key, limits = prepared.key, prepared.limits
+        box: _Box | None = None
+        victim: _Box | None = None
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise SandboxUnavailable("the docker sandbox is closed")
+                idle = self._idle.get(key)
+                if idle:
+                    box = idle.pop()
+                    break
+                if self._count < self._max:
+                    self._count += 1
+                    break
+                victim = next((b for boxes in self._idle.values() for b in boxes), None)
+                if victim is not None:  # replaced by the container started below
+                    self._idle[victim.key].remove(victim)
+                    self._all.pop(victim.id, None)
+                    break
+                self._cond.wait()
+        if victim is not None:
+            self._kill(victim)
+        if box is not None:
+            try:
+                self._fit(box, limits)
+            except Exception:  # noqa: BLE001 - e.g. memory below what is in use: start afresh
+                self._discard(box)
+                return self._acquire(prepared)
+            return box
+        try:
+            return self._start(key, limits)
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def _start(self, key: Key, limits: Limits) -> _Box:
+        docker = docker_module()
+        config = container_config(self.image, limits, key[0], owner=self._owner)
+        try:
+            container = self._client.containers.run(**config)
+        except docker.errors.DockerException as exc:
+            raise SandboxUnavailable(f"cannot start a container of {self.image}: {exc}") from exc
+        box = _Box(container.id, key, limits.memory_bytes, limits.processes + launch.EXTRA_PIDS)
+        with self._cond:
+            self._all[box.id] = box
+            closed = self._closed
+        if closed:
+            self._kill(box)
+            raise SandboxUnavailable("the docker sandbox is closed")
+        return box
+
+    def _fit(self, box: _Box, limits: Limits) -> None:
+        """Give the container this job's memory and process limits."""
+        pids = limits.processes + launch.EXTRA_PIDS
+        if (box.memory, box.pids) == (limits.memory_bytes, pids):
+            return
+        mem = limits.memory_bytes
+        res = self._api._post_json(
+            self._api._url("/containers/{0}/update", box.id),
+            data={"Memory": mem, "MemorySwap": mem, "PidsLimit": pids},
+        )
+        self._api._raise_for_status(res)
+        box.memory, box.pids = mem, pids
+
+    def _release(self, box: _Box) -> None:
+        with self._cond:
+            if not self._closed and self.reuse and box.id in self._all:
+                self._idle.setdefault(box.key, []).append(box)
+                self._cond.notify()
+                return
+        self._discard(box)
+
+    def _discard(self, box: _Box) -> None:
+        self._kill(box)
+        with self._cond:
+            if self._all.pop(box.id, None) is not None:
+                self._count -= 1
+            self._cond.notify()
+
+    def _kill(self, box: _Box) -> None:
+        with contextlib.suppress(Exception):  # already gone is fine
+            self._api.kill(box.id)
+
+
+class DockerSession:
+    """A running docker job with live pipes: write ``stdin_fd``, read ``stdout_fd``."""
+
+    def __init__(self, sandbox: DockerSandbox, box: _Box, prepared: _Prepared) -> None:
+        self._sandbox, self._box, self._prepared = sandbox, box, prepared
+        sandbox._fit(box, prepared.limits)
+        self._sock = sandbox._start_exec(box, prepared.command)
+        self._sink = PipeSink()
+        self._demux = Demux(prepared.limits, self._sink)
+        self.stderr = bytearray()
+        self._ended = False
+        feed_stdin(self._sock, prepared.payload, close=False)
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    @property
+    def stdin_fd(self) -> int:
+        fd: int = self._sock.fileno()
+        return fd
+
+    @property
+    def stdout_fd(self) -> int:
+        return self._sink.read_fd
+
+    def _pump(self) -> None:
+        deadline = time.monotonic() + self._prepared.limits.wall_s + BACKSTOP_S
+        try:
+            self._ended = pump(self._sock, self._demux, deadline, self.kill)
+        finally:
+            self._sink.close_writer()
+
+    def kill(self) -> None:
+        self._sandbox._reap(self._box)
+
+    def finish(self) -> int | None:
+        """Kill what is left, collect the report, give the container back; the exit
+        status (None when it is unknown)."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_WR)
+        self._thread.join(0.05)
+        if self._thread.is_alive():
+            self.kill()
+            self._thread.join(3.0)
+        if self._thread.is_alive():
+            self._sandbox._kill(self._box)
+            self._thread.join(3.0)
+        self._sink.close_reader()
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        tail = bytes(self._demux.stderr.tail)
+        parsed = launch.parse_report(tail, self._prepared.nonce) if self._ended else None
+        if parsed is None:
+            self.stderr[:] = self._demux.stderr.head[: self._demux.stderr.cap]
+            self._sandbox._discard(self._box)
+            return None
+        report, length = parsed
+        self.stderr[:] = self._demux.stderr.without_suffix(length)[0]
+        if report.clean and self._sandbox.reuse:
+            self._sandbox._release(self._box)
+        else:
+            self._sandbox._discard(self._box)
+        return report.status
+
+
+def _split(status: int) -> tuple[int | None, int | None]:
+    """Shell style: 128+N is signal N."""
+    return (None, status - 128) if 128 < status < 128 + 65 else (status, None)
+
+
+def _result(
+    demux: Demux, report: launch.Report, report_len: int, limits: Limits, wall: float
+) -> Result:
+    stdout, out_cut = demux.stdout.without_suffix(0)
+    stderr, err_cut = demux.stderr.without_suffix(report_len)
+    code, sig = _split(report.status)
+    cpu = report.cpu_s or 0.0
+    limit: str | None = None
+    if demux.over:
+        limit = "output"
+    elif report.timed_out:
+        limit = None
+    elif report.oom_kills and code != 0:
+        limit = "memory"
+    else:
+        limit = classify(code, sig, stderr, limits, cpu_s=cpu, output_killed=False)
+        if limit is None and report.pids_refused and code != 0:
+            limit = "processes"
+    return Result(
+        exit_code=code,
+        signal=sig,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_truncated=out_cut,
+        stderr_truncated=err_cut,
+        timed_out=report.timed_out and not demux.over,
+        limit_hit=limit,
+        wall_s=wall,
+        cpu_s=cpu,
+    )
+
+
+def _lost(demux: Demux, limits: Limits, wall: float) -> Result:
+    """No report came back: the container was destroyed with the job in it."""
+    stdout, out_cut = demux.stdout.without_suffix(0)
+    stderr, err_cut = demux.stderr.without_suffix(0)
+    timed_out = wall >= limits.wall_s and not demux.over
+    return Result(
+        exit_code=None,
+        signal=9,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_truncated=out_cut,
+        stderr_truncated=err_cut,
+        timed_out=timed_out,
+        limit_hit="output" if demux.over else None,
+        wall_s=wall,
+        cpu_s=0.0,
+    )
+
+
+def _connect() -> Any:
+    try:
+        docker = docker_module()
+    except ImportError as exc:
+        msg = "the 'docker' package is not installed (extra: docker)"
+        raise SandboxUnavailable(msg) from exc
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
+    return client
+
+
+def _require_image(client: Any, image: str) -> None:
+    docker = docker_module()
+
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound as exc:
+        how = (
+            "build it with `rlv sandbox image build`"
+            if image == DEFAULT_IMAGE
+            else f"pull or build it, or unset {IMAGE_ENV} for the default image"
+        )
+        raise SandboxUnavailable(f"docker image {image} is not present: {how}") from exc
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"cannot inspect docker image {image}: {exc}") from exc
+
+
+def _engine_info(client: Any) -> dict[str, Any]:
+    try:
+        info: dict[str, Any] = client.info()
+    except Exception:  # noqa: BLE001 - only used to describe the engine
+        return {}
+    return info
+
+
+def _reap_stale(client: Any) -> None:
+    """Kill containers a dead process of this host left behind."""
+    host = socket.gethostname()
+    with contextlib.suppress(Exception):
+        for container in client.containers.list(filters={"label": OWNER_LABEL}):
+            owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
+            if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(Exception):
+                    container.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@atexit.register
+def _close_all() -> None:
+    for sandbox in list(_LIVE):
+        with contextlib.suppress(Exception):
+            sandbox.close()

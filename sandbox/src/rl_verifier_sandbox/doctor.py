@@ -1,19 +1,24 @@
 """``rlv sandbox doctor``: which backends work here and which limits are really enforced.
 
-Every limit is checked by running a probe job, never by reading configuration.
+A backend "works" only when a real job ran on it. Every limit is then checked by running a
+probe job on the requested backend, never by reading configuration; each check names the
+mechanism the backend uses for it (``mechanisms()`` of the sandbox, where it has one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
 
 SECRET = "RLV_DOCTOR_SECRET"
+BACKENDS = ("bwrap", "docker", "process")
 
 
 @dataclass(frozen=True)
@@ -21,10 +26,39 @@ class Check:
     name: str
     ok: bool
     detail: str
+    mechanism: str = ""  # what enforces it: cgroup-v1, rlimit, namespace, host, ...
+
+
+Probe = Callable[[Sandbox], Check]
 
 
 def _py(code: str, **limits: Any) -> Job:
     return Job(argv=("python", "-c", code), limits=Limits(**{"wall_s": 10.0, **limits}))
+
+
+def _tail(r: Result) -> str:
+    return r.stderr.decode(errors="replace").strip()[-200:]
+
+
+def _probe_job(sb: Sandbox) -> Check:
+    job = Job(
+        argv=("python", "main.py"),
+        files={"main.py": "import sys; print(open('d/x').read(), sys.stdin.read())", "d/x": "f"},
+        stdin=b"in",
+    )
+    r = sb.run(job)
+    out = r.stdout.decode(errors="replace").strip()
+    return Check("files_and_stdin", out == "f in", f"job printed {out!r}" if out else _tail(r))
+
+
+def _probe_readonly(sb: Sandbox) -> Check:
+    code = "print(open('/opt/rlv-doctor/x').read()); open('/opt/rlv-doctor/x', 'w')"
+    job = Job(argv=("python", "-c", code), policy=Policy(readonly_files={"/opt/rlv-doctor/x": "R"}))
+    r = sb.run(job)
+    refused = r.exit_code not in (0, None) and b"Error" in r.stderr
+    ok = r.stdout == b"R\n" and refused
+    write = "refused" if refused else "ALLOWED"
+    return Check("readonly_files", ok, f"read {r.stdout!r}, write {write}")
 
 
 def _probe_uid(sb: Sandbox) -> Check:
@@ -44,16 +78,27 @@ def _probe_env(sb: Sandbox) -> Check:
 
 
 def _probe_fs(sb: Sandbox) -> Check:
+    """Marker files made on the host (home and temp dirs) are not visible; /usr is read-only."""
+    markers = []
+    for base in (os.path.expanduser("~"), tempfile.gettempdir(), os.getcwd()):
+        with contextlib.suppress(OSError):
+            fd, path = tempfile.mkstemp(prefix="rlv-doctor-", dir=base)
+            os.close(fd)
+            markers.append(path)
     code = (
-        "import os\n"
-        "vis = [p for p in ('/root', '/work', '/home') if os.path.exists(p)]\n"
+        f"import os\nvis = [p for p in {markers!r} if os.path.exists(p)]\n"
         "try:\n    open('/usr/rlv-probe', 'w'); w = 'writable'\n"
         "except OSError:\n    w = 'read-only'\n"
         "print(vis, w)"
     )
-    r = sb.run(_py(code))
+    try:
+        r = sb.run(_py(code))
+    finally:
+        for path in markers:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
     out = r.stdout.decode().strip()
-    return Check("host_fs_hidden_and_ro", out == "[] read-only", out or r.stderr.decode()[-200:])
+    return Check("host_fs_hidden_and_ro", out == "[] read-only", out or _tail(r))
 
 
 def _probe_net(sb: Sandbox) -> Check:
@@ -78,7 +123,24 @@ def _probe_fork(sb: Sandbox) -> Check:
     return Check("process_limit", ok, f"fork bomb: limit_hit={r.limit_hit} wall={r.wall_s:.2f}s")
 
 
-def _limit(name: str, code: str, want: str, **limits: Any) -> Callable[[Sandbox], Check]:
+def _probe_survivors(sb: Sandbox) -> Check:
+    """A double-forked, setsid'ed sleeper must not outlive its job."""
+    sb.run(_py("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(3)"))
+    code = (
+        "import os\nme, up = os.getpid(), set()\np = me\n"
+        "while p > 1:\n    up.add(p)\n"
+        "    p = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "def uid(p):\n    try:\n        return os.stat(f'/proc/{p}').st_uid\n"
+        "    except OSError:\n        return None\n"
+        "print(len([p for p in os.listdir('/proc') if p.isdigit() and int(p) not in up | {1}"
+        " and uid(p) == os.getuid()]))"
+    )
+    r = sb.run(_py(code))
+    left = r.stdout.decode().strip()
+    return Check("nothing_survives", left == "0", f"processes left by the previous job: {left}")
+
+
+def _limit(name: str, code: str, want: str, **limits: Any) -> Probe:
     def probe(sb: Sandbox) -> Check:
         r = sb.run(_py(code, **limits))
         return Check(name, r.limit_hit == want, f"limit_hit={r.limit_hit} exit={r.exit_code}")
@@ -86,65 +148,155 @@ def _limit(name: str, code: str, want: str, **limits: Any) -> Callable[[Sandbox]
     return probe
 
 
+def _probe_open_files(sb: Sandbox) -> Check:
+    code = (
+        "fs = []\ntry:\n    while True: fs.append(open('/dev/null'))\n"
+        "except OSError:\n    print(len(fs))"
+    )
+    r = sb.run(_py(code, open_files=32))
+    n = r.stdout.decode().strip()
+    ok = n.isdigit() and int(n) <= 32
+    return Check("open_files_limit", ok, f"opened {n or '?'} files under a limit of 32")
+
+
+def _probe_tmp(sb: Sandbox) -> Check:
+    code = (
+        "import os\nf = open('/tmp/rlv-doctor-fill', 'wb')\n"
+        "try:\n    while True: f.write(b'x' * 65536); f.flush()\n"
+        "except OSError as e:\n    print(e.errno)\n"
+        "finally:\n    os.remove('/tmp/rlv-doctor-fill')"
+    )
+    r = sb.run(_py(code, tmp_bytes=4 << 20, file_bytes=16 << 20))
+    out = r.stdout.decode().strip()
+    return Check("tmp_size_limit", out == "28", f"4 MiB /tmp full: errno {out or '?'}")
+
+
 def _probe_wall(sb: Sandbox) -> Check:
     r = sb.run(_py("import time; time.sleep(30)", wall_s=0.5))
     return Check("wall_deadline", r.timed_out, f"sleep 30 s stopped after {r.wall_s:.2f}s")
 
 
-PROBES: list[Callable[[Sandbox], Check]] = [
-    _probe_uid,
-    _probe_env,
-    _probe_fs,
-    _probe_net,
-    _probe_fork,
-    _limit("memory_limit", "x = bytearray(1 << 30)", "memory", memory_bytes=256 << 20),
-    _limit(
-        "file_size_limit", "open('f','wb').write(b'x' * (2 << 20))", "file_size", file_bytes=1 << 20
+# (probe, key of the sandbox's mechanisms())
+PROBES: list[tuple[Probe, str]] = [
+    (_probe_job, "filesystem"),
+    (_probe_readonly, "filesystem"),
+    (_probe_uid, "uid"),
+    (_probe_env, "environment"),
+    (_probe_fs, "filesystem"),
+    (_probe_net, "network"),
+    (_probe_survivors, "cleanup"),
+    (_probe_fork, "processes"),
+    (_limit("memory_limit", "x = bytearray(1 << 30)", "memory", memory_bytes=256 << 20), "memory"),
+    (
+        _limit(
+            "file_size_limit",
+            "open('f','wb').write(b'x' * (2 << 20))",
+            "file_size",
+            file_bytes=1 << 20,
+        ),
+        "file_size",
     ),
-    _limit("cpu_limit", "while True: pass", "cpu", cpu_s=1.0),
-    _limit(
-        "output_cap",
-        "import os\nwhile True: os.write(1, b'x' * 65536)",
+    (_probe_open_files, "open_files"),
+    (_probe_tmp, "filesystem"),
+    (_limit("cpu_limit", "while True: pass", "cpu", cpu_s=1.0), "cpu"),
+    (
+        _limit(
+            "output_cap",
+            "import os\nwhile True: os.write(1, b'x' * 65536)",
+            "output",
+            stdout_bytes=4096,
+        ),
         "output",
-        stdout_bytes=4096,
     ),
-    _probe_wall,
+    (_probe_wall, "wall"),
 ]
 
 
-def _backend(name: str) -> tuple[Sandbox | None, str]:
+# What kills a job's leftovers, for backends whose mechanisms() do not say.
+CLEANUP = {"bwrap": "namespace", "process": "host", "docker": "supervisor"}
+
+
+def _mechanisms(sb: Sandbox) -> dict[str, str]:
+    method = getattr(sb, "mechanisms", None)
+    found = dict(method()) if callable(method) else {}
+    return {"cleanup": CLEANUP.get(sb.name, ""), **found}
+
+
+def _backend(name: str, image: str | None) -> tuple[Sandbox | None, str]:
+    """The backend and "works", or None and why not. A trivial job really runs first."""
     from rl_verifier_sandbox import get_sandbox
 
     try:
-        return get_sandbox(name), "works"
+        sb = get_sandbox(name, image=image)
     except SandboxUnavailable as exc:
         return None, str(exc)
+    try:
+        r = sb.run(Job(argv=("python", "-c", "print('ok')")))
+    except Exception as exc:  # noqa: BLE001 - report, do not crash the doctor
+        sb.close()
+        return None, f"a job failed to run: {exc}"
+    if r.stdout != b"ok\n":
+        sb.close()
+        return None, f"a trivial Python job failed: {_tail(r) or r.exit_code}"
+    detail = f"works ({r.wall_s * 1000:.0f} ms per job)"
+    image_name = getattr(sb, "image", None)
+    return sb, f"{detail}, image {image_name}" if image_name else detail
 
 
-def run_doctor(backend: str = "bwrap") -> dict[str, Any]:
-    """Probe every backend and run the limit checks on ``backend``."""
+def run_doctor(backend: str = "bwrap", *, image: str | None = None) -> dict[str, Any]:
+    """Try every backend with a real job and run the limit checks on ``backend``."""
     import logging
 
-    logging.getLogger("rl_verifier_sandbox.process").setLevel(logging.ERROR)
+    quiet = logging.getLogger("rl_verifier_sandbox.process")  # its warning is a report line here
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
     report: dict[str, Any] = {"backends": {}, "checks": [], "backend": backend}
     sandboxes: dict[str, Sandbox] = {}
-    for name in ("bwrap", "docker", "process"):
-        sb, why = _backend(name)
-        isolates = sb.isolates if sb else None
-        report["backends"][name] = {"works": sb is not None, "isolates": isolates, "detail": why}
-        if sb is not None:
-            sandboxes[name] = sb
-    target = sandboxes.get(backend)
-    if target is None:
-        return report
-    for probe in PROBES:
-        check = probe(target)
-        report["checks"].append(check.__dict__)
-    if backend == "bwrap":
-        report["checks"].append(_probe_forkserver(target).__dict__)
-    for sb in sandboxes.values():
-        sb.close()
+    try:
+        for name in BACKENDS:
+            sb, why = _backend(name, image)
+            info = {"works": sb is not None, "isolates": sb.isolates if sb else None}
+            report["backends"][name] = {**info, "detail": why}
+            if sb is not None:
+                sandboxes[name] = sb
+        target = sandboxes.get(backend)
+        if target is None:
+            return report
+        report["checks"] = [asdict(check) for check in run_checks(target)]
+        if backend == "bwrap":
+            report["checks"].append(asdict(_probe_syscalls(target)))
+            report["checks"].append(asdict(_probe_forkserver(target)))
+    finally:
+        quiet.setLevel(level)
+        for sb in sandboxes.values():
+            with contextlib.suppress(Exception):
+                sb.close()
     return report
+
+
+def run_checks(sb: Sandbox) -> list[Check]:
+    """Every probe on ``sb``; a probe that raises is a failed check, not a crash."""
+    mechanisms = _mechanisms(sb)
+    checks = []
+    for probe, key in PROBES:
+        try:
+            check = probe(sb)
+        except Exception as exc:  # noqa: BLE001 - report, do not crash the doctor
+            name = getattr(probe, "__name__", "probe").removeprefix("_probe_")
+            check = Check(name, False, f"probe failed: {type(exc).__name__}: {exc}")
+        checks.append(Check(check.name, check.ok, check.detail, mechanisms.get(key, "")))
+    return checks
+
+
+def _probe_syscalls(sb: Sandbox) -> Check:
+    """Each call the bwrap seccomp filter denies fails with EPERM inside a job."""
+    from rl_verifier_sandbox import seccomp
+
+    try:
+        ok, detail = seccomp.check_denied(sb)
+    except SandboxUnavailable as exc:
+        ok, detail = False, str(exc)
+    return Check("syscall_filter", ok, detail, "seccomp" if ok else "none")
 
 
 def _probe_forkserver(sb: Sandbox) -> Check:
@@ -160,7 +312,9 @@ def _probe_forkserver(sb: Sandbox) -> Check:
         job = Job(argv=("python", "-m", "pytest", "-q", "-p", "no:cacheprovider"), files=files)
         pool.run(job)
         r: Result = pool.run(job)
-    return Check("python_fork_server", r.exit_code == 0, f"pytest job {r.wall_s * 1000:.0f} ms")
+    return Check(
+        "python_fork_server", r.exit_code == 0, f"pytest job {r.wall_s * 1000:.0f} ms", "host"
+    )
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -174,8 +328,9 @@ def format_report(report: dict[str, Any]) -> str:
         return "\n".join(lines)
     lines.append(f"enforced on {report['backend']} (each checked by a probe job):")
     for c in report["checks"]:
-        lines.append(f"  {'ok ' if c['ok'] else 'NOT'} {c['name']:<22} {c['detail']}")
+        mark = "ok " if c["ok"] else "NOT"
+        lines.append(f"  {mark} {c['name']:<22} {c['mechanism'] or '-':<10} {c['detail']}")
     return "\n".join(lines)
 
 
-__all__ = ["Check", "format_report", "run_doctor"]
+__all__ = ["Check", "format_report", "run_checks", "run_doctor"]

@@ -1,4 +1,4 @@
-"""rl-verifier plugin: adds ``rlv sandbox doctor``."""
+"""rl-verifier plugin: adds ``rlv sandbox doctor`` and ``rlv sandbox image build``."""
 
 from __future__ import annotations
 
@@ -28,14 +28,59 @@ def sandbox() -> None:
     show_default=True,
     help="Backend whose limits to probe.",
 )
-def doctor(as_json: bool, backend: str) -> None:
+@click.option(
+    "--image",
+    default=None,
+    metavar="NAME",
+    help="Docker image for the docker backend [default: $RLV_SANDBOX_IMAGE or the built one].",
+)
+def doctor(as_json: bool, backend: str, image: str | None) -> None:
     """Show which backends work here and which limits are enforced (by running probes).
 
     Exits 1 when the chosen backend does not work or fails a check.
     """
     from rl_verifier_sandbox.doctor import format_report, run_doctor
 
-    report = run_doctor(backend)
+    report = run_doctor(backend, image=image)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
     if not report["checks"] or not all(check["ok"] for check in report["checks"]):
         raise SystemExit(1)
+
+
+@sandbox.group()
+def image() -> None:
+    """The docker backend's image."""
+
+
+@image.command()
+@click.option(
+    "--name",
+    default=None,
+    metavar="NAME",
+    help="Tag to build [default: $RLV_SANDBOX_IMAGE or the built-in name].",
+)
+@click.option(
+    "--mirror",
+    default=None,
+    metavar="URL",
+    help="Debian mirror for debootstrap and apt [default: http://deb.debian.org/debian].",
+)
+@click.option("--force", is_flag=True, help="Rebuild even when the image or its cache exists.")
+def build(name: str | None, mirror: str | None, force: bool) -> None:
+    """Build the docker backend's default image offline from the Debian archive.
+
+    debootstrap (minbase, bookworm) -> docker import -> apt-get install python3
+    python3-pytest. Each step is cached under $RLV_SANDBOX_CACHE/docker; nothing is
+    rebuilt while the image exists. Needs root and a Docker engine.
+
+    Example: rlv sandbox image build
+    """
+    from rl_verifier_sandbox import image as images
+
+    done = images.build(
+        name or images.default_image(),
+        mirror=mirror or images.MIRROR,
+        force=force,
+        log=lambda line: click.echo(line, err=True),
+    )
+    click.echo(done)

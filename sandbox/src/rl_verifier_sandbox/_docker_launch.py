@@ -1,0 +1,224 @@
+"""The in-container side of a docker job: one ``exec`` of a root supervisor shell script.
+
+The supervisor runs as root with only CAP_SETUID, CAP_SETGID and CAP_KILL; the job runs as
+``JOB_UID`` with no capabilities. Per job it
+
+1. reads one header line ``NONCE RO_LEN JOB_LEN`` from stdin, then RO_LEN bytes (a tar of
+   the read-only files, unpacked as root into root-owned tmpfs mounts);
+2. starts the job through ``setpriv`` as ``JOB_UID``: the job's shell unpacks the next
+   JOB_LEN bytes (a tar of the job's files) into ``/job``, sets the job's rlimits, clears the
+   environment and execs the argv; the rest of stdin is the job's own stdin;
+3. kills the job at its wall deadline (a root timer the job cannot signal);
+4. when the job's main process ends, kills every process of ``JOB_UID`` (reading ``/proc``
+   with shell builtins only, so a fork bomb that fills the pids limit cannot stop it), wipes
+   ``/job``, ``/tmp``, ``/dev/shm``, ``/dev/mqueue``, the job uid's SysV IPC and the
+   read-only files;
+5. writes one report line ``NONCE STATUS TIMED_OUT CPU_NS OOM_KILLS PIDS_REFUSED CLEAN`` as the
+   very last bytes of stderr. The job never sees the nonce (read from stdin before the job
+   exists; the supervisor's memory and fds are out of a different uid's reach), so it cannot
+   forge the report. CPU time, OOM kills and refused forks come from the container's cgroup.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import secrets
+import shlex
+import tarfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rl_verifier_sandbox.api import Limits
+
+JOB_UID = 65534  # "nobody" in Debian-based images
+WORK_DIR = "/job"
+CAPS = ["SETUID", "SETGID", "KILL"]  # the supervisor's only capabilities
+EXTRA_PIDS = 6  # docker-init, sleep, supervisor, timer shell and its sleep, setpriv wiper
+
+# Runs as the job uid: unpack the job's files, apply rlimits, exec the job.
+JOB_SH = r"""
+n=$1 cpu=$2 fsize=$3 nofile=$4; shift 4
+if [ "$n" -gt 0 ]; then
+  head -c "$n" | tar -x -f - -C /job --no-same-owner -m 2>/dev/null \
+    || { echo "sandbox: could not write the job's files into /job" >&2; exit 125; }
+fi
+echo 1000 > /proc/self/oom_score_adj 2>/dev/null  # the OOM killer takes the job first
+ulimit -c 0
+ulimit -n "$nofile"
+[ "$fsize" = unlimited ] || ulimit -f "$fsize"
+if [ "$cpu" != unlimited ]; then ulimit -S -t "$cpu"; ulimit -H -t $((cpu + 1)); fi
+cd /job || exit 125
+exec "$@"
+"""
+
+# Kills every live process of uid $U (a root shell with CAP_KILL) until none is left. Only
+# shell builtins, so it works even when a fork bomb holds every slot of the pids limit.
+REAP_FUNCTION = r"""
+reap() {
+  i=0
+  while [ $i -lt 5000 ]; do
+    left=0
+    for p in /proc/[0-9]*; do
+      u= s=
+      { while read -r k v rest; do
+          case $k in State:) s=$v ;; Uid:) u=$v; break ;; esac
+        done < "$p/status"; } 2>/dev/null
+      [ "$u" = "$U" ] && [ "$s" != Z ] && [ "$s" != X ] || continue
+      kill -9 "${p#/proc/}" 2>/dev/null
+      left=1
+    done
+    [ $left = 0 ] && return 0
+    i=$((i + 1))
+  done
+  return 1
+}
+"""
+
+SUPERVISOR_SH = (
+    REAP_FUNCTION
+    + r"""
+U=$1 WALL=$2 RO_DIRS=$3 JOB_SH=$4; shift 4
+umask 022
+IFS=' ' read -r NONCE RO_LEN JOB_LEN || exit 120
+if [ "$RO_LEN" -gt 0 ]; then
+  head -c "$RO_LEN" | tar -x -f - -C / --no-same-owner -m 2>/dev/null || exit 121
+fi
+
+cgroup() {  # sets C (cpu ns), O (oom kills), P (refused forks); -1 where unreadable
+  C=-1 O=-1 P=-1
+  if [ -r /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
+    read -r C < /sys/fs/cgroup/cpuacct/cpuacct.usage
+  elif [ -r /sys/fs/cgroup/cpu.stat ]; then
+    while read -r k v; do [ "$k" = usage_usec ] && C=${v}000; done < /sys/fs/cgroup/cpu.stat
+  fi
+  for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
+    [ -r "$f" ] || continue
+    while read -r k v; do [ "$k" = oom_kill ] && O=$v; done < "$f"
+    break
+  done
+  for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do
+    [ -r "$f" ] || continue
+    while read -r k v; do [ "$k" = max ] && P=$v; done < "$f"
+    break
+  done
+}
+
+cgroup; C0=$C O0=$O P0=$P
+TO=0
+trap 'TO=1' USR1
+( trap 'kill $S 2>/dev/null; exit 0' TERM
+  sleep "$WALL" & S=$!
+  wait $S && kill -USR1 $$ ) 2>/dev/null &
+T=$!
+exec 3<&0
+setpriv --reuid="$U" --regid="$U" --clear-groups --inh-caps=-all \
+  sh -c "$JOB_SH" sh "$JOB_LEN" "$@" <&3 3<&- &
+J=$!
+exec 3<&- 0</dev/null
+wait $J 2>/dev/null; ST=$?
+if [ $TO = 1 ] && [ $ST -gt 128 ]; then
+  reap; wait $J 2>/dev/null; s=$?; [ $s = 127 ] || ST=$s
+fi
+kill $T 2>/dev/null; wait $T 2>/dev/null
+CLEAN=1
+reap || CLEAN=0
+w=0
+until setpriv --reuid="$U" --regid="$U" --clear-groups --inh-caps=-all sh -c '
+  for d in /job /tmp /dev/shm; do
+    chmod -R u+rwX "$d" 2>/dev/null
+    rm -rf "$d"/* "$d"/.[!.]* "$d"/..?* 2>/dev/null
+  done
+  rm -f /dev/mqueue/* 2>/dev/null
+  ipcrm --all 2>/dev/null
+  exit 0' 2>/dev/null; do
+  w=$((w + 1)); [ $w -gt 50 ] && { CLEAN=0; break; }; reap
+done
+reap || CLEAN=0
+IFS=:
+for d in $RO_DIRS; do rm -rf "$d"/* "$d"/.[!.]* "$d"/..?* 2>/dev/null; done
+unset IFS
+cgroup
+delta() { if [ "$1" = -1 ] || [ "$2" = -1 ]; then D=-1; else D=$(($2 - $1)); fi; }
+delta "$C0" "$C"; DC=$D; delta "$O0" "$O"; DO=$D; delta "$P0" "$P"; DP=$D
+printf '\n%s %s %s %s %s %s %s\n' "$NONCE" "$ST" "$TO" "$DC" "$DO" "$DP" "$CLEAN" >&2
+"""
+)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the supervisor saw; ``None`` fields where the cgroup was not readable."""
+
+    status: int  # the job's exit status, shell style (128+N for signal N)
+    timed_out: bool
+    clean: bool  # every process of the job was killed and its files wiped
+    cpu_s: float | None
+    oom_kills: int | None
+    pids_refused: int | None
+
+
+def tar_of(files: Mapping[str, bytes], *, mode: int, uid: int) -> bytes:
+    """An uncompressed tar of ``files`` (relative names), each with ``mode``; empty when none."""
+    if not files:
+        return b""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.uid, info.gid = len(data), mode, uid, uid
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def rlimit_args(limits: Limits) -> list[str]:
+    """``CPU FSIZE NOFILE`` for ``JOB_SH`` (``ulimit -f`` counts 512-byte blocks)."""
+    cpu = "unlimited" if limits.cpu_s >= 10**7 else str(max(1, math.ceil(limits.cpu_s)))
+    blocks = max(1, -(-limits.file_bytes // 512))
+    return [cpu, str(blocks), str(limits.open_files)]
+
+
+def command(
+    argv: list[str], env: Mapping[str, str], limits: Limits, ro_dirs: tuple[str, ...]
+) -> list[str]:
+    """The exec's argv: the supervisor, then the job's (under ``env -i`` with ``env``)."""
+    wall = f"{max(limits.wall_s, 0.001):.3f}"
+    job = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
+    supervisor = ["/bin/sh", "-c", SUPERVISOR_SH, "rlv-supervisor", str(JOB_UID), wall]
+    return [*supervisor, ":".join(ro_dirs), JOB_SH, *rlimit_args(limits), *job]
+
+
+def stdin_payload(ro_tar: bytes, job_tar: bytes, stdin: bytes) -> tuple[str, bytes]:
+    """(nonce, everything the exec's stdin receives)."""
+    nonce = secrets.token_hex(16)
+    header = f"{nonce} {len(ro_tar)} {len(job_tar)}\n".encode()
+    return nonce, header + ro_tar + job_tar + stdin
+
+
+def parse_report(stderr_tail: bytes, nonce: str) -> tuple[Report, int] | None:
+    """The report and its length in bytes, if ``stderr_tail`` ends with one for ``nonce``."""
+    marker = f"\n{nonce} ".encode()
+    at = stderr_tail.rfind(marker)
+    if at < 0 or not stderr_tail.endswith(b"\n"):
+        return None
+    fields = stderr_tail[at + len(marker) : -1].split()
+    if len(fields) != 6:
+        return None
+    try:
+        status, timed_out, cpu_ns, oom, pids, clean = (int(f) for f in fields)
+    except ValueError:
+        return None
+    report = Report(
+        status=status,
+        timed_out=timed_out == 1,
+        clean=clean == 1,
+        cpu_s=cpu_ns / 1e9 if cpu_ns >= 0 else None,
+        oom_kills=oom if oom >= 0 else None,
+        pids_refused=pids if pids >= 0 else None,
+    )
+    return report, len(stderr_tail) - at
+
+
+def quoted(argv: list[str]) -> str:
+    """For messages."""
+    return shlex.join(argv)
