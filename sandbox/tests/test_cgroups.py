@@ -334,7 +334,7 @@ def test_v2_layout_enables_controllers_and_writes_limits(tmp_path: Path) -> None
     assert (job_dir / "memory.max").read_text() == str(256 << 20)
     assert (job_dir / "pids.max").read_text() == "20"
     assert (job_dir / "memory.oom.group").read_text() == "1"
-    assert cg.enter_argv()[-2:] == [str(job_dir / "cgroup.procs"), "--"]
+    assert cg.enter_argv()[-2:] == [str(job_dir / "cgroup.procs"), "--"]  # v2: no "tasks"
     (job_dir / "cpu.stat").write_text("usage_usec 1500000\nuser_usec 1000000\n")
     (job_dir / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
     (job_dir / "pids.events").write_text("max 2\n")
