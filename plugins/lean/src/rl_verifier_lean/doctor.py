@@ -11,7 +11,15 @@ from typing import Any
 
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
-from rl_verifier_lean.locate import INSTALL_ELAN, LeanLaunch, LeanMissing, repl_launch, which
+from rl_verifier_lean.locate import (
+    INSTALL_ELAN,
+    LeanLaunch,
+    LeanMissing,
+    file_launch,
+    repl_launch,
+    replay_argv,
+    which,
+)
 from rl_verifier_lean.repl import Repl, ReplDied
 
 SMOKE = "theorem rlv_doctor : True := trivial\n\n#print axioms rlv_doctor"
@@ -104,6 +112,14 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
         ok, detail = smoke_test(config, launch)
         add("smoke", ok, detail, "see the error above; `rlv lean doctor --json` has the details")
         needed.append("smoke")
+    try:
+        checker = " ".join(replay_argv(config, file_launch(config)))
+    except LeanMissing as exc:
+        add("replay", False, "no kernel-replay checker (used by backend='file')", str(exc))
+    else:
+        add("replay", True, checker)
+    if config.backend == "file" and config.replay_on:
+        needed.append("replay")
     return {"ok": all(c["ok"] for c in checks if c["name"] in needed), "checks": checks}
 
 
