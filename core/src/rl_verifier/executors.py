@@ -12,17 +12,23 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
 from abc import ABC, abstractmethod
-from collections import deque
 from typing import Any
-
-from pydantic import ValidationError
 
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
+from rl_verifier.piped import PipedProcess
 from rl_verifier.verifier import Verifier
+from rl_verifier.verifier_calls import (
+    Message,
+    call_verify,
+    describe,
+    open_failure,
+    open_request,
+    read_verdict,
+    verify_request,
+)
 
 PROTOCOL_LIMIT = 256 * 1024 * 1024  # largest message a worker may send back
 STDERR_TAIL = 4000
@@ -50,32 +56,6 @@ class Executor(ABC):
     @abstractmethod
     async def stop(self) -> None:
         """Close every verifier this executor opened and release its resources."""
-
-
-def coerce_verdict(value: Any) -> Verdict:
-    """Accept a Verdict, a bare reward, or a dict with Verdict's fields."""
-    if isinstance(value, Verdict):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float | dict):
-        raise TypeError(f"verify() returned {type(value).__name__}, expected a Verdict")
-    if isinstance(value, dict):
-        return Verdict.model_validate(value)
-    return Verdict.ok(float(value))
-
-
-async def call_verify(verifier: Verifier, task: Task, completion: Completion) -> Verdict:
-    """Run ``verify`` (async, or sync in a thread) and coerce its result."""
-    value: Any
-    if verifier.is_async():
-        value = await verifier.verify(task, completion)  # type: ignore[misc]
-    else:
-        value = await asyncio.to_thread(verifier.verify, task, completion)
-    return coerce_verdict(value)
-
-
-def describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class InlineExecutor(Executor):
@@ -115,62 +95,6 @@ class InlineExecutor(Executor):
         for verifier in opened:
             with contextlib.suppress(Exception):
                 await verifier.close()
-
-
-def class_path(cls: type) -> str:
-    """``module:qualname`` a worker process can import."""
-    if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
-        raise UserError(
-            f"verifier class {cls.__qualname__} is defined in {cls.__module__} and cannot be "
-            "loaded by a worker process; define it at module level in an importable module, "
-            "or use the inline executor"
-        )
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-async def drain_lines(stream: asyncio.StreamReader, tail: deque[str]) -> None:
-    """Read ``stream`` to its end, keeping its last lines in ``tail`` (for error messages)."""
-    while line := await stream.readline():
-        tail.append(line.decode(errors="replace"))
-
-
-class PipedProcess:
-    """A child started in its own session, its stderr drained into a short tail: killable
-    as a group, and able to say how it died."""
-
-    noun = "process"  # how death reports name it
-
-    def __init__(self, proc: asyncio.subprocess.Process, tail_lines: int = 40) -> None:
-        assert proc.stderr is not None
-        self.proc = proc
-        self.stderr_tail: deque[str] = deque(maxlen=tail_lines)
-        self._drain = asyncio.create_task(drain_lines(proc.stderr, self.stderr_tail))
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None
-
-    def kill(self) -> None:
-        """Kill the process and everything it started."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-
-    async def death_report(self) -> str:
-        """'<noun> died (exit code N | signal N): <last stderr lines>'."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.proc.wait(), 2)
-            await asyncio.wait_for(asyncio.shield(self._drain), 1)
-        code = self.proc.returncode
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        tail = " | ".join("".join(self.stderr_tail).strip().splitlines()[-3:])
-        return f"{self.noun} died ({how})" + (f": {tail}" if tail else "")
-
-    async def stop(self) -> None:
-        """Kill, reap, and stop draining."""
-        self.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.proc.wait(), 5)
-        self._drain.cancel()
 
 
 class WorkerDied(Exception):
@@ -244,18 +168,14 @@ class ProcessExecutor(Executor):
 
     async def run(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
         try:
-            target = {
-                "key": verifier.config_hash + ":" + verifier.name,
-                "cls": class_path(type(verifier)),
-                "config": verifier.config.model_dump(mode="json"),
-            }
+            opening = open_request(verifier)
         except UserError as exc:
             return Verdict.failed(str(exc))
         async with self._slots:
             worker = await self._take()
             if worker is None:
                 return Verdict.failed("could not start a verifier worker process")
-            verdict, healthy = await self._run_on(worker, verifier, target, task, completion)
+            verdict, healthy = await self._run_on(worker, verifier, opening, task, completion)
             if healthy:
                 self._idle.append(worker)
             else:
@@ -279,36 +199,25 @@ class ProcessExecutor(Executor):
         self,
         worker: Worker,
         verifier: Verifier,
-        target: dict[str, Any],
+        opening: Message,
         task: Task,
         completion: Completion,
     ) -> tuple[Verdict, bool]:
-        key = target["key"]
+        key = opening["key"]
         if key not in worker.opened:
-            outcome = await self._ask(worker, {"op": "open", **target}, self.open_timeout_s)
+            outcome = await self._ask(worker, opening, self.open_timeout_s)
             if isinstance(outcome, Verdict):
                 if outcome.status is Status.TIMEOUT:
                     outcome = Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
                 return outcome, worker.alive
-            if not outcome["ok"]:
-                return Verdict.failed(f"open() failed: {outcome['error']}"), True
+            failure = open_failure(outcome)
+            if failure is not None:
+                return failure, True
             worker.opened.add(key)
-        message = {
-            "op": "verify",
-            "key": key,
-            "task": task.model_dump(mode="json"),
-            "completion": completion.model_dump(mode="json"),
-        }
-        outcome = await self._ask(worker, message, verifier.timeout_s)
+        outcome = await self._ask(worker, verify_request(key, task, completion), verifier.timeout_s)
         if isinstance(outcome, Verdict):
             return outcome, False
-        if not outcome["ok"]:
-            info = {"traceback": outcome.get("traceback", "")}
-            return Verdict.failed(outcome["error"], **info), True
-        try:
-            return Verdict.model_validate(outcome["verdict"]), True
-        except ValidationError as exc:
-            return Verdict.failed(f"verify() returned a malformed verdict: {exc}"), True
+        return read_verdict(outcome), True
 
     async def _ask(
         self, worker: Worker, message: dict[str, Any], timeout_s: float

@@ -27,12 +27,22 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
-from rl_verifier.executors import Executor, call_verify, class_path, describe
+from rl_verifier.executors import Executor
 from rl_verifier.verifier import Verifier
+from rl_verifier.verifier_calls import (
+    OK_ANSWER,
+    Message,
+    describe,
+    error_answer,
+    open_failure,
+    open_request,
+    open_verifier,
+    read_verdict,
+    verify_answer,
+    verify_request,
+)
 
 CLOSE_TIMEOUT_S = 10.0
 _temp_dirs: list[str] = []  # log folders of local instances this process started
@@ -87,33 +97,20 @@ def shutdown_ray() -> None:
 class VerifierHost:
     """The actor body: one opened verifier, judging samples sent as dicts."""
 
-    def __init__(self, cls_path: str, config: dict[str, Any]) -> None:
-        self.cls_path = cls_path
-        self.config = config
+    def __init__(self, request: Message) -> None:
+        self.request = request  # the codec's open request
         self.verifier: Verifier | None = None
 
-    async def open(self) -> dict[str, Any]:
-        from rl_verifier.worker import load_class
-
+    async def open(self) -> Message:
         try:
-            verifier = load_class(self.cls_path)(self.config)
-            await verifier.open()
+            self.verifier = await open_verifier(self.request)
         except Exception as exc:  # noqa: BLE001 - reported to the driver
-            return {"ok": False, "error": describe(exc)}
-        self.verifier = verifier
-        return {"ok": True, "pid": os.getpid()}
+            return error_answer(exc)
+        return {**OK_ANSWER, "pid": os.getpid()}
 
-    async def verify(self, task: dict[str, Any], completion: dict[str, Any]) -> dict[str, Any]:
-        import traceback
-
+    async def verify(self, request: Message) -> Message:
         assert self.verifier is not None, "open() first"
-        try:
-            verdict = await call_verify(
-                self.verifier, Task.model_validate(task), Completion.model_validate(completion)
-            )
-        except Exception as exc:  # noqa: BLE001 - every fault goes back to the driver
-            return {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()}
-        return {"ok": True, "verdict": verdict.model_dump(mode="json")}
+        return await verify_answer(self.verifier, request)
 
     async def close(self) -> None:
         if self.verifier is not None:
@@ -132,8 +129,8 @@ class _Slot:
 class _Pool:
     """The actors serving one verifier configuration."""
 
-    def __init__(self, target: tuple[str, dict[str, Any]], size: int, per_actor: int) -> None:
-        self.target = target
+    def __init__(self, opening: Message, size: int, per_actor: int) -> None:
+        self.opening = opening
         self.slots = [_Slot() for _ in range(size)]
         self.free: asyncio.Queue[int] = asyncio.Queue()
         for _ in range(per_actor):
@@ -181,18 +178,18 @@ class RayExecutor(Executor):
             await self.start()
         assert self._slots is not None
         try:
-            target = (class_path(type(verifier)), verifier.config.model_dump(mode="json"))
+            opening = open_request(verifier)
         except UserError as exc:
             return Verdict.failed(str(exc))
-        key = verifier.config_hash + ":" + verifier.name + ":" + target[0]
+        key = opening["key"] + ":" + opening["cls"]
         pool = self._pools.get(key)
         if pool is None:
-            pool = self._pools[key] = _Pool(target, self.workers or 1, self.actor_concurrency)
-        payload = (task.model_dump(mode="json"), completion.model_dump(mode="json"))
+            pool = self._pools[key] = _Pool(opening, self.workers or 1, self.actor_concurrency)
+        request = verify_request(opening["key"], task, completion)
         async with self._slots:
             index = await pool.free.get()
             try:
-                return await self._run_on(pool, pool.slots[index], verifier.timeout_s, payload)
+                return await self._run_on(pool, pool.slots[index], verifier.timeout_s, request)
             except Exception as exc:  # noqa: BLE001 - run() never raises
                 return Verdict.failed(f"ray executor: {describe(exc)}")
             finally:
@@ -211,15 +208,14 @@ class RayExecutor(Executor):
                 options["num_cpus"] = self.actor_cpus
             if self.runtime_env is not None:
                 options["runtime_env"] = self.runtime_env
-            handle = self._remote.options(**options).remote(*pool.target)
+            handle = self._remote.options(**options).remote(pool.opening)
             outcome = await self._await(handle.open.remote(), self.open_timeout_s)
-            if isinstance(outcome, Verdict) or not outcome["ok"]:
+            failure = outcome if isinstance(outcome, Verdict) else open_failure(outcome)
+            if failure is not None:
                 self._kill(handle)
-                if isinstance(outcome, Verdict):
-                    if outcome.status is Status.TIMEOUT:
-                        return Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
-                    return outcome
-                return Verdict.failed(f"open() failed: {outcome['error']}")
+                if failure.status is Status.TIMEOUT:
+                    return Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
+                return failure
             slot.handle = handle
             return handle
 
@@ -228,22 +224,16 @@ class RayExecutor(Executor):
         pool: _Pool,
         slot: _Slot,
         timeout_s: float,
-        payload: tuple[dict[str, Any], dict[str, Any]],
+        request: Message,
     ) -> Verdict:
         for _attempt in range(2):
             handle = await self._actor(pool, slot)
             if isinstance(handle, Verdict):
                 return handle
             generation = slot.generation
-            outcome = await self._await(handle.verify.remote(*payload), timeout_s)
+            outcome = await self._await(handle.verify.remote(request), timeout_s)
             if isinstance(outcome, dict):
-                if not outcome["ok"]:
-                    info = {"traceback": outcome.get("traceback", "")}
-                    return Verdict.failed(outcome["error"], **info)
-                try:
-                    return Verdict.model_validate(outcome["verdict"])
-                except ValidationError as exc:
-                    return Verdict.failed(f"verify() returned a malformed verdict: {exc}")
+                return read_verdict(outcome)
             assert isinstance(outcome, Verdict)
             if slot.generation != generation and outcome.status is Status.ERROR:
                 continue  # our own kill (another sample's timeout) ended it: run it again

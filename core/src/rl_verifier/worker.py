@@ -4,45 +4,33 @@ answer per line on the original stdout. Anything a verifier prints goes to stder
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import os
 import sys
 import traceback
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from rl_verifier.contracts import Completion, Task
-from rl_verifier.executors import call_verify, describe
 from rl_verifier.verifier import Verifier
-
-
-def load_class(path: str) -> type[Verifier]:
-    module_name, _, qualname = path.partition(":")
-    target: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    if not (isinstance(target, type) and issubclass(target, Verifier)):
-        raise TypeError(f"{path} is not a Verifier subclass")
-    return target
+from rl_verifier.verifier_calls import (
+    OK_ANSWER,
+    Message,
+    error_answer,
+    open_verifier,
+    verify_answer,
+)
 
 
 class WorkerState:
     def __init__(self) -> None:
         self.verifiers: dict[str, Verifier] = {}
 
-    async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def handle(self, message: Message) -> Message:
         op = message["op"]
         if op == "open":
-            verifier = load_class(message["cls"])(message["config"])
-            await verifier.open()
-            self.verifiers[message["key"]] = verifier
-            return {"ok": True}
+            self.verifiers[message["key"]] = await open_verifier(message)
+            return OK_ANSWER
         if op == "verify":
-            verifier = self.verifiers[message["key"]]
-            task = Task.model_validate(message["task"])
-            completion = Completion.model_validate(message["completion"])
-            verdict = await call_verify(verifier, task, completion)
-            return {"ok": True, "verdict": verdict.model_dump(mode="json")}
+            return await verify_answer(self.verifiers[message["key"]], message)
         raise ValueError(f"unknown request {op!r}")
 
     async def close(self) -> None:
@@ -61,7 +49,7 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
             try:
                 answer = loop.run_until_complete(state.handle(json.loads(line)))
             except Exception as exc:  # noqa: BLE001 - every fault goes back to the parent
-                answer = {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()}
+                answer = error_answer(exc)
             answers.write(json.dumps(answer).encode() + b"\n")
             answers.flush()
     finally:

@@ -1,0 +1,137 @@
+"""Calling a verifier, here or in another process: the one codec for both sides.
+
+The engine's out-of-process executors (worker processes, Ray actors) send a verifier's
+class path and settings once (``open``), then one ``verify`` request per sample, and
+read back plain-JSON answers. Both ends build and read those messages only here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import traceback
+from typing import Any
+
+from pydantic import ValidationError
+
+from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.errors import UserError
+from rl_verifier.verifier import Verifier
+
+Message = dict[str, Any]
+
+
+def describe(exc: BaseException) -> str:
+    """``TypeName: message`` (or the type name alone)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def coerce_verdict(value: Any) -> Verdict:
+    """Accept a Verdict, a bare reward, or a dict with Verdict's fields."""
+    if isinstance(value, Verdict):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float | dict):
+        raise TypeError(f"verify() returned {type(value).__name__}, expected a Verdict")
+    if isinstance(value, dict):
+        return Verdict.model_validate(value)
+    return Verdict.ok(float(value))
+
+
+async def call_verify(verifier: Verifier, task: Task, completion: Completion) -> Verdict:
+    """Run ``verify`` (async, or sync in a thread) and coerce its result."""
+    value: Any
+    if verifier.is_async():
+        value = await verifier.verify(task, completion)  # type: ignore[misc]
+    else:
+        value = await asyncio.to_thread(verifier.verify, task, completion)
+    return coerce_verdict(value)
+
+
+# Requests (the engine's side) ------------------------------------------------------------
+
+
+def class_path(cls: type) -> str:
+    """``module:qualname`` another process can import."""
+    if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
+        raise UserError(
+            f"verifier class {cls.__qualname__} is defined in {cls.__module__} and cannot be "
+            "loaded by a worker process; define it at module level in an importable module, "
+            "or use the inline executor"
+        )
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def open_request(verifier: Verifier) -> Message:
+    """What another process needs to build and open ``verifier``; ``key`` names it there."""
+    return {
+        "op": "open",
+        "key": verifier.config_hash + ":" + verifier.name,
+        "cls": class_path(type(verifier)),
+        "config": verifier.config.model_dump(mode="json"),
+    }
+
+
+def verify_request(key: str, task: Task, completion: Completion) -> Message:
+    return {
+        "op": "verify",
+        "key": key,
+        "task": task.model_dump(mode="json"),
+        "completion": completion.model_dump(mode="json"),
+    }
+
+
+# Answers (the verifier's side) -----------------------------------------------------------
+
+
+def load_class(path: str) -> type[Verifier]:
+    module_name, _, qualname = path.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    if not (isinstance(target, type) and issubclass(target, Verifier)):
+        raise TypeError(f"{path} is not a Verifier subclass")
+    return target
+
+
+async def open_verifier(request: Message) -> Verifier:
+    """Build and open the verifier an ``open`` request describes."""
+    verifier = load_class(request["cls"])(request["config"])
+    await verifier.open()
+    return verifier
+
+
+async def verify_answer(verifier: Verifier, request: Message) -> Message:
+    """Judge the sample of a ``verify`` request; a fault is an error answer."""
+    try:
+        task = Task.model_validate(request["task"])
+        completion = Completion.model_validate(request["completion"])
+        verdict = await call_verify(verifier, task, completion)
+    except Exception as exc:  # noqa: BLE001 - every fault goes back to the caller
+        return error_answer(exc)
+    return {"ok": True, "verdict": verdict.model_dump(mode="json")}
+
+
+def error_answer(exc: BaseException) -> Message:
+    return {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()}
+
+
+OK_ANSWER: Message = {"ok": True}
+
+
+# Reading answers (the engine's side) -----------------------------------------------------
+
+
+def open_failure(answer: Message) -> Verdict | None:
+    """None when an ``open`` succeeded, else the error verdict for its samples."""
+    return None if answer["ok"] else Verdict.failed(f"open() failed: {answer['error']}")
+
+
+def read_verdict(answer: Message) -> Verdict:
+    """The verdict in a ``verify`` answer; a fault or a malformed verdict is ``error``."""
+    if not answer["ok"]:
+        return Verdict.failed(answer["error"], traceback=answer.get("traceback", ""))
+    try:
+        return Verdict.model_validate(answer["verdict"])
+    except ValidationError as exc:
+        return Verdict.failed(f"verify() returned a malformed verdict: {exc}")
