@@ -75,11 +75,17 @@ class _Placeholders(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: Any) -> types.ModuleType:
         module = types.ModuleType(spec.name)
-        module.__getattr__ = lambda name: type(name, (), {})  # type: ignore[method-assign]
+        module.__getattr__ = _placeholder_class  # type: ignore[method-assign]
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
+
+
+def _placeholder_class(name: str) -> type:
+    if name.startswith("__"):  # keep introspection (inspect, pickle) working
+        raise AttributeError(name)
+    return type(name, (), {})
 
 
 class Official:
@@ -88,13 +94,15 @@ class Official:
     def __init__(self) -> None:
         # bfcl-eval creates result/score folders under its project root when imported.
         os.environ.setdefault("BFCL_PROJECT_ROOT", tempfile.mkdtemp(prefix="bfcl-root-"))
-        if not any(isinstance(f, _Placeholders) for f in sys.meta_path):
-            sys.meta_path.insert(0, _Placeholders())
-        utils = importlib.import_module("bfcl_eval.utils")
-        handler_utils = importlib.import_module("bfcl_eval.model_handler.utils")
-        checker = importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
-        enums = importlib.import_module("bfcl_eval.constants.enums")
-        self.models = importlib.import_module("bfcl_eval.constants.model_config")
+        placeholders = _Placeholders()
+        sys.meta_path.insert(0, placeholders)
+        try:
+            utils = importlib.import_module("bfcl_eval.utils")
+            handler_utils = importlib.import_module("bfcl_eval.model_handler.utils")
+            checker = importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
+            enums = importlib.import_module("bfcl_eval.constants.enums")
+        finally:
+            sys.meta_path.remove(placeholders)
         self.utils, self.handler_utils, self.checker, self.enums = (
             utils,
             handler_utils,

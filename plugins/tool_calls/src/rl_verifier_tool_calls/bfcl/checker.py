@@ -67,6 +67,8 @@ def check(
         match(calls, expected, functions, function)
     elif category.checker == "multiple":
         _same_count(calls, expected, "multiple_function_checker")
+        if not expected:
+            raise BfclDataError("a multiple question needs a ground truth")
         function.check(_describe(functions, _answer_name(expected[0])), calls[0], expected[0])
     else:
         if len(calls) != 1:

@@ -91,7 +91,7 @@ def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSet
         if settings.model_kind == "prompt" and reply.has_calls:
             reason += " (prompt models write calls as text; set bfcl.model_kind to read tool calls)"
         info.update(error_type=failure.error_type, reason=reason)
-    correct = 0.0 if failure else 1.0
+    correct = 0.0 if failure is not None else 1.0
     return Outcome(correct, {"correct": correct, "calls": float(len(calls))}, info)
 
 
