@@ -1,12 +1,17 @@
-"""Throughput and latency of the ``lean`` verifier, with and without environment reuse.
+"""Throughput and latency of the ``lean`` verifier, with and without environment reuse,
+and the cost of the file backend's kernel replay.
 
 "reuse": a pool of REPLs (one per CPU by default), each loading the header once and
 checking every proof against that environment. "fresh": ``max_uses=1``, so every proof
 starts a new REPL and loads the header again (what a per-file `lean` run costs).
+"file": the per-proof file backend, statement first, without replay (one `lean` process per
+proof) and with replay (statement module, answer module, checker: three processes per proof,
+each loading the header).
 
-Runs against the fake REPL of the test suite (header load simulated by
-``--fake-header-s``; Mathlib's real import takes seconds) and, where `lake` and the REPL
-are installed (`rlv lean doctor`), against real Lean on the ``lean-example`` tasks.
+Runs against the fake toolchain of the test suite (header load simulated by
+``--fake-header-s``, paid by every process that loads the header; Mathlib's real import takes
+seconds) and, where `lake` and the REPL are installed (`rlv lean doctor`), against real Lean
+on the ``lean-example`` tasks (the file backend there needs the checker too).
 
 Run: .venv/bin/python benchmarks/lean_proofs.py [--proofs N] [--pool P] [--fake-header-s S]
 """
@@ -15,27 +20,53 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from rl_verifier.contracts import Completion, Task
 from rl_verifier_lean.config import LeanConfig
-from rl_verifier_lean.isolation import sandbox_reason
-from rl_verifier_lean.locate import LeanMissing, repl_launch
+from rl_verifier_lean.filecheck import FileTools
+from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
+from rl_verifier_lean.locate import LeanLaunch, LeanMissing, file_launch, repl_launch, replay_argv
 from rl_verifier_lean.tasks import example_proof, example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
 
 FAKE = Path(__file__).resolve().parents[1] / "plugins" / "lean" / "tests" / "fake_repl.py"
 
 
+@functools.cache
+def fake_library() -> str:
+    folder = tempfile.mkdtemp(prefix="rlv-bench-lib-")
+    (Path(folder) / "Mathlib.olean").write_bytes(b"olean")
+    os.chmod(folder, 0o755)
+    os.chmod(Path(folder) / "Mathlib.olean", 0o644)
+    return folder
+
+
+def make_verifier(config: dict[str, Any]) -> LeanVerifier:
+    """A verifier; with ``fake_file`` set, the file backend runs the fake `lean`/checker."""
+    fake = config.pop("fake_file", None)
+    verifier = LeanVerifier(config)
+    if fake is not None:
+        cfg = verifier.settings
+        library = fake_library()  # the tasks import Mathlib: a stand-in .olean on LEAN_PATH
+        argv = ["python", str(FAKE), "lean", "--json", *fake]
+        lean = LeanLaunch(argv, None, {"LEAN_PATH": library}, [str(FAKE), library])
+        checker = ["python", str(FAKE), "leanchecker", *fake] if cfg.replay_on else None
+        verifier._file_backend = (choose_sandbox(cfg.sandbox), FileTools(lean, checker))
+    return verifier
+
+
 async def run(
     config: dict[str, Any], items: list[tuple[Task, Completion]], sequential: bool = False
 ) -> dict[str, float]:
     """Check ``items`` all at once (throughput) or one after another (latency alone)."""
-    verifier = LeanVerifier(config)
+    verifier = make_verifier(dict(config))
     latencies: list[float] = []
 
     async def one(task: Task, completion: Completion) -> None:
@@ -102,6 +133,26 @@ def backends(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def file_backends(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """The file backend without and with replay: fake toolchain, and real Lean if present."""
+    fake = ["--header-s", str(args.fake_header_s)]
+    sandboxes = ["none"] + (["bwrap"] if sandbox_reason("auto")[0] == "bwrap" else [])
+    found: list[tuple[str, dict[str, Any]]] = []
+    for sandbox in sandboxes:
+        for replay in (False, True):
+            config = {"backend": "file", "replay": replay, "sandbox": sandbox, "fake_file": fake}
+            label = f"fake file, {sandbox}, replay {'on' if replay else 'off'}"
+            found.append((label, config))
+    try:
+        settings = LeanConfig(backend="file")
+        replay_argv(settings, file_launch(settings))
+        found += [(f"lean file, replay {'on' if r else 'off'}", {"backend": "file", "replay": r})
+                  for r in (False, True)]  # fmt: skip
+    except LeanMissing as exc:
+        print(f"real Lean file backend / replay: not available here ({str(exc)[:80]}...)")
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--proofs", type=int, default=200)
@@ -122,6 +173,17 @@ def main() -> None:
             f"{name} fresh, 1 by 1", asyncio.run(run({**alone, "max_uses": 1}, workload(10), True))
         )
         print(f"{name}: reuse is {reuse['proofs_per_s'] / fresh['proofs_per_s']:.1f}x faster")
+    latency: dict[str, float] = {}
+    for name, extra in file_backends(args):
+        base = {"pool_size": args.pool, "timeout_s": 900, "proof_timeout_s": 600, **extra}
+        many = asyncio.run(run(base, workload(args.fresh_proofs)))
+        report(f"{name} ({args.fresh_proofs})", many)
+        alone = asyncio.run(run({**base, "pool_size": 1}, workload(10), True))
+        report(f"{name}, 1 by 1", alone)
+        latency[name] = alone["p50_ms"]
+    for name, p50 in latency.items():
+        if name.endswith("replay on") and (off := latency.get(name[: -len("on")] + "off")):
+            print(f"{name}: replay costs {p50 - off:.0f} ms per proof ({p50 / off:.1f}x latency)")
 
 
 if __name__ == "__main__":

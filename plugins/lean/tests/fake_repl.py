@@ -1076,8 +1076,18 @@ def respond(answer: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def header_delay(args: list[str]) -> list[str]:
+    """Sleep ``--header-s S`` seconds (a header's import), return the other arguments."""
+    if "--header-s" not in args:
+        return args
+    k = args.index("--header-s")
+    time.sleep(float(args[k + 1]))
+    return args[:k] + args[k + 2 :]
+
+
 def lean_main(args: list[str]) -> None:
-    """`lean [--json] [-R ROOT] [-o OLEAN] FILE`."""
+    """`lean [--json] [-R ROOT] [-o OLEAN] FILE`; ``--header-s S`` simulates the import."""
+    args = header_delay(args)
     path = args[-1]
     root = args[args.index("-R") + 1] if "-R" in args else os.getcwd()
     olean = args[args.index("-o") + 1] if "-o" in args else None
@@ -1112,8 +1122,9 @@ def lean_main(args: list[str]) -> None:
 
 
 def checker_main(args: list[str]) -> None:
-    """`leanchecker [--fresh] MODULE`: replay MODULE's constants through the (fake) kernel."""
-    modules = [a for a in args if not a.startswith("-")]
+    """`leanchecker [--fresh] MODULE`: replay MODULE's constants through the (fake) kernel
+    (``--header-s S`` simulates loading the imports)."""
+    modules = [a for a in header_delay(args) if not a.startswith("-")]
     for module in modules:
         path = find_olean(module)
         if path is None:
