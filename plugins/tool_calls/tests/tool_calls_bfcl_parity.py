@@ -12,12 +12,14 @@ converters, the data loaders, the decoders and the model table itself are bfcl-e
 
 from __future__ import annotations
 
+import atexit
 import copy
 import importlib
 import importlib.abc
 import importlib.machinery
 import json
 import os
+import shutil
 import sys
 import tempfile
 import types
@@ -93,7 +95,10 @@ class Official:
 
     def __init__(self) -> None:
         # bfcl-eval creates result/score folders under its project root when imported.
-        os.environ.setdefault("BFCL_PROJECT_ROOT", tempfile.mkdtemp(prefix="bfcl-root-"))
+        if "BFCL_PROJECT_ROOT" not in os.environ:
+            root = tempfile.mkdtemp(prefix="bfcl-root-")
+            atexit.register(shutil.rmtree, root, ignore_errors=True)
+            os.environ["BFCL_PROJECT_ROOT"] = root
         placeholders = _Placeholders()
         sys.meta_path.insert(0, placeholders)
         try:
