@@ -26,9 +26,9 @@ needs_cgroups = pytest.mark.skipif(
     HOST is None, reason=f"no job cgroups here: {cgroups.unavailable_reason()}"
 )
 TOUCH_600_MIB = "b = bytearray(600 << 20)\nprint('survived')"
-MMAP_8_GIB = (
+MMAP_8_GIB = (  # reserve like a JVM (MAP_NORESERVE, 0x4000), touch one page
     "import mmap\n"
-    "m = mmap.mmap(-1, 8 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+    "m = mmap.mmap(-1, 8 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x4000)\n"
     "m[:4] = b'used'\n"
     "print(len(m))"
 )
