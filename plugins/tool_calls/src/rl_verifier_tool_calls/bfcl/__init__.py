@@ -1,1 +1,1 @@
-"""BFCL-style AST checking of function-call outputs, implemented from its published rules."""
+"""BFCL mode: bfcl-eval's decoders, AST checker and relevance rule, reimplemented."""
