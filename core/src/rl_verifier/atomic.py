@@ -2,14 +2,17 @@
 
 Every write goes to a hidden temporary sibling, is flushed to disk, and is moved into
 place with ``os.replace`` (atomic on one filesystem). A crash leaves at most a
-temporary file beside the target, never a half-written target.
+temporary file beside the target, never a half-written target. Whole directories are
+written aside and moved into place with ``replace_directory``.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -70,3 +73,33 @@ def growing_file(path: Path, partial: Path, append: bool = False) -> Iterator[IO
                 partial.unlink(missing_ok=True)
             raise
     os.replace(partial, path)
+
+
+def replace_directory(
+    staging: Path,
+    target: Path,
+    aside: Path | None = None,
+    midway: Callable[[], object] | None = None,
+) -> None:
+    """Move the finished directory ``staging`` to ``target``, replacing any directory there.
+
+    Two directories cannot be swapped in one step, so an existing ``target`` is first
+    renamed to ``aside`` (default: the hidden sibling ``.NAME.old-XXXXXXXX``), then
+    ``staging`` to ``target``, and the old copy is deleted. Between the two renames, where
+    ``midway`` runs (a seam for crash tests), there is no ``target``: a process killed there
+    leaves the old copy at ``aside`` for the caller's recovery to put back. When the second
+    rename fails, the old copy is put back at once.
+    """
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    aside = aside or target.with_name(f".{target.name}.old-{secrets.token_hex(4)}")
+    os.replace(target, aside)
+    try:
+        if midway is not None:
+            midway()
+        os.replace(staging, target)
+    except BaseException:
+        os.replace(aside, target)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
