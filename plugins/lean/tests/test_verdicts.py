@@ -213,3 +213,26 @@ def test_forged_constants_fail_kernel_replay(name: str) -> None:
     [v] = run_all(verifier, [(task(statement, header="import Init"), lean(answer))])
     assert failed(v, "replay"), v
     assert "lean4checker found a problem" in v.info["detail"]
+
+
+def test_never_axioms_cannot_be_allowed() -> None:
+    """sorryAx, Lean.ofReduceBool and Lean.trustCompiler are never a proof (issue 16 section 4);
+    a config listing one is refused in one line."""
+    from rl_verifier.errors import UserError
+    from rl_verifier_lean.judge import judge
+
+    for name in ("sorryAx", "Lean.ofReduceBool", "Lean.trustCompiler"):
+        with pytest.raises(UserError, match=name):
+            fake_verifier(allowed_axioms=["propext", name])
+        audit = {
+            "env": 1,
+            "messages": [{"severity": "info", "data": f"'x' depends on axioms: [{name}]"}],
+        }
+        assert not judge({"env": 0}, audit, "x", ["propext", name]).passed
+
+
+def test_an_axiom_the_answer_declares_never_passes() -> None:
+    """Even when a config happens to allow a name, the answer cannot declare it."""
+    body = f"axiom cheat : False\n{STATEMENT} := by exact cheat"
+    v = check(body, static_screen=False, allowed_axioms=["propext", "cheat"])
+    assert failed(v, "axiom") and v.info["axioms"] == ["cheat"]

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from rl_verifier.verifier import VerifierConfig
+from rl_verifier_lean.judge import NEVER_AXIOMS
 from rl_verifier_lean.screen import (
     DEFAULT_ALLOWED_ATTRIBUTES,
     DEFAULT_ALLOWED_COMMANDS,
@@ -92,9 +93,11 @@ class LeanConfig(VerifierConfig):
     )
 
     @model_validator(mode="after")
-    def _replay_needs_files(self) -> LeanConfig:
+    def _check(self) -> LeanConfig:
         if self.replay and self.backend != "file":
             raise ValueError("replay=true needs backend='file' (the REPL writes no .olean)")
+        if never := sorted(set(self.allowed_axioms) & NEVER_AXIOMS):
+            raise ValueError(f"allowed_axioms may not list {', '.join(never)}: never a proof")
         return self
 
     @property

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SORRY_WARNINGS = ("declaration uses 'sorry'", "declaration uses `sorry`")
+# Never a proof, whatever `allowed_axioms` says: sorry, and trusting compiled code.
+NEVER_AXIOMS = frozenset({"sorryAx", "Lean.ofReduceBool", "Lean.trustCompiler"})
 _AXIOMS_RE = re.compile(r"^'?(?P<name>[^'\s]+)'? depends on axioms: \[(?P<axioms>.*)\]\s*$", re.S)
 _NO_AXIOMS_RE = re.compile(r"^'?(?P<name>[^'\s]+)'? does not depend on any axioms\s*$")
 
@@ -58,10 +60,12 @@ def judge(
     audit: dict[str, Any],
     audit_name: str,
     allowed_axioms: Iterable[str],
+    declared: Iterable[str] = (),
 ) -> Judgement:
-    """Pass only with no errors, no sorry, one audit message and allowed axioms only. An
-    error in the audit alone means the candidate's theorem is not a proof of the statement
-    elaborated first: ``statement_changed``."""
+    """Pass only with no errors, no sorry, one audit message and allowed axioms only (never
+    ``NEVER_AXIOMS``, never an axiom named like something the answer declares). An error in
+    the audit alone means the candidate's theorem is not a proof of the statement elaborated
+    first: ``statement_changed``."""
     for response, reason in ((candidate, "lean_error"), (audit, "statement_changed")):
         if error := first_error(response):
             if error.startswith("Unknown environment"):
@@ -74,7 +78,9 @@ def judge(
     if len(reports) != 1:
         return Judgement(False, "isolation", f"{len(reports)} axiom audit messages, expected 1")
     axioms = reports[0]
-    extra = sorted(set(axioms) - set(allowed_axioms))
+    own = {name.rsplit(".", 1)[-1] for name in declared}
+    allowed = set(allowed_axioms) - NEVER_AXIOMS
+    extra = sorted(a for a in axioms if a not in allowed or a.rsplit(".", 1)[-1] in own)
     if "sorryAx" in extra:
         return Judgement(False, "sorry", "the proof depends on sorryAx", axioms)
     if extra:

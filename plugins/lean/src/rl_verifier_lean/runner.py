@@ -39,9 +39,8 @@ class Responses:
     replay: str | None = None  # the kernel replay's report when it disagreed
 
 
-_NAME_RE = re.compile(
-    r"(?<![\w.'])(?:theorem|lemma|def|abbrev|instance|opaque|structure|inductive)\s+([^\s:({\[]+)"
-)
+_KINDS = "theorem|lemma|def|abbrev|instance|opaque|structure|inductive|class|axiom"
+_NAME_RE = re.compile(rf"(?<![\w.'])(?:{_KINDS})\s+([^\s:({{\[]+)")
 
 
 def declared_names(code: str) -> set[str]:

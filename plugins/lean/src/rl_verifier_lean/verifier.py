@@ -21,6 +21,7 @@ from rl_verifier_lean.runner import (
     Responses,
     StatementFailed,
     check_in_pool,
+    declared_names,
 )
 from rl_verifier_lean.screen import Rules, allowed, first_banned
 from rl_verifier_lean.statement import BadReference, Statement, last_lean_block, parse_reference
@@ -130,8 +131,10 @@ class LeanVerifier(Verifier):
         return self.verdict(responses, candidate)
 
     def verdict(self, responses: Responses, candidate: Candidate) -> Verdict:
+        declared = declared_names(candidate.code)
+        allowed = self.settings.allowed_axioms
         result = judge(
-            responses.candidate, responses.audit, candidate.audit_name, self.settings.allowed_axioms
+            responses.candidate, responses.audit, candidate.audit_name, allowed, declared
         )
         info: dict[str, Any] = {"mode": candidate.mode, "axioms": result.axioms}
         if result.passed and responses.replay is not None:
