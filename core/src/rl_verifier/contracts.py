@@ -111,7 +111,7 @@ class Status(StrEnum):
     ERROR = "error"
 
     @property
-    def completed(self) -> bool:
+    def judged(self) -> bool:
         """Whether the verifier reached a judgement about the model's output."""
         return self in (Status.OK, Status.INVALID)
 

@@ -142,7 +142,7 @@ class Reward:
             info[name] = {"status": verdict.status.value, **verdict.info}
         errors = [f"{name}: {v.error}" for name, v in verdicts.items() if v.error]
         error = "; ".join(errors) or None
-        if not worst.completed:
+        if not worst.judged:
             return Verdict(status=worst, reward=0.0, components=components, info=info, error=error)
         total = sum(
             term.weight * math.prod(verdicts[name].reward for name in term.factors)

@@ -3,28 +3,49 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from statistics import fmean
+from statistics import fmean, pstdev
 from typing import Any
 
 from rl_verifier.contracts import Score, Status
 
 
-def summarise(scores: Sequence[Score], metrics: dict[str, float]) -> dict[str, Any]:
-    """Figures over a batch. Mean reward counts judged samples (ok and invalid) only:
+def reward_stats(scores: Iterable[Score]) -> dict[str, float | None]:
+    """Mean, spread and range of the rewards of judged samples (ok and invalid) only:
     a timeout or an error says nothing about the model."""
-    statuses = Counter(score.status for score in scores)
-    judged = [s.reward for s in scores if s.status.completed]
+    rewards = [s.reward for s in scores if s.status.judged]
+    if not rewards:
+        return {"mean": None, "std": None, "min": None, "max": None}
+    return {
+        "mean": fmean(rewards),
+        "std": pstdev(rewards),
+        "min": min(rewards),
+        "max": max(rewards),
+    }
+
+
+def component_means(scores: Iterable[Score]) -> dict[str, float]:
+    """Each reward component's mean over the samples with status ok."""
     ok = [s for s in scores if s.status is Status.OK]
     names = sorted({name for s in ok for name in s.components})
-    components = {n: fmean(s.components[n] for s in ok if n in s.components) for n in names}
+    return {n: fmean(s.components[n] for s in ok if n in s.components) for n in names}
+
+
+def status_counts(scores: Iterable[Score]) -> dict[str, int]:
+    """How many samples ended with each status (every status listed)."""
+    counts = Counter(score.status for score in scores)
+    return {status.value: counts.get(status, 0) for status in Status}
+
+
+def summarise(scores: Sequence[Score], metrics: dict[str, float]) -> dict[str, Any]:
+    """Figures over a batch (``rlv verify``'s summary)."""
     return {
         "count": len(scores),
         "tasks": len({s.task_id for s in scores}),
-        "mean_reward": fmean(judged) if judged else None,
-        "status": {status.value: statuses.get(status, 0) for status in Status},
-        "components": components,
+        "mean_reward": reward_stats(scores)["mean"],
+        "status": status_counts(scores),
+        "components": component_means(scores),
         "metrics": metrics,
     }
 

@@ -13,16 +13,16 @@ import math
 import random
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import fmean, pstdev
+from statistics import fmean
 from typing import Any
 
-from rl_verifier.contracts import Completion, Score, Status, Task
+from rl_verifier.contracts import Completion, Score, Task
 from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.errors import UserError
 from rl_verifier.scoring import make_executor
+from rl_verifier.summary import component_means, reward_stats, status_counts
 from rl_verifier.train.advantages import group_advantages, is_degenerate
 from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig
@@ -266,15 +266,13 @@ class Trainer:
         return tokens + self.renderer.stop()[:1]
 
     def build_datums(self, batch: Batch) -> tuple[list[PackedDatum], dict[str, Any]]:
-        statuses: Counter[str] = Counter()
         datums: list[PackedDatum] = []
         rewards_used: list[float] = []
         skipped = 0
         for group in batch.groups:
             kept: list[tuple[Rollout, float]] = []
             for rollout in group:
-                statuses[rollout.score.status.value] += 1
-                if rollout.score.status.completed:
+                if rollout.score.status.judged:
                     kept.append((rollout, rollout.score.reward))
                 elif self.config.failed_scores == "zero":
                     kept.append((rollout, 0.0))
@@ -286,7 +284,7 @@ class Trainer:
             advantages = group_advantages(rewards, self.config.advantage)
             for (rollout, _), advantage in zip(kept, advantages, strict=True):
                 datums.append(pack(rollout.episode.segments, advantage))
-        return datums, {"status": dict(statuses), "degenerate_groups_skipped": skipped}
+        return datums, {"degenerate_groups_skipped": skipped}
 
     async def train_step(self, batch: Batch) -> dict[str, Any]:
         from tinker import types
@@ -314,24 +312,17 @@ class Trainer:
 
     def metrics_row(self, batch: Batch, info: dict[str, Any], wall: float) -> dict[str, Any]:
         rollouts = [r for g in batch.groups for r in g]
-        judged = [r.score for r in rollouts if r.score.status.completed]
-        rewards = [s.reward for s in judged]
-        ok = [s for s in judged if s.status is Status.OK]
-        names = sorted({n for s in ok for n in s.components})
+        scores = [r.score for r in rollouts]
+        stats = reward_stats(scores)
         lengths = [
             sum(len(seg.tokens) for seg in r.episode.segments if seg.sampled) for r in rollouts
         ]
         return {
             "step": batch.step,
             "phase": "rl",
-            "reward_mean": fmean(rewards) if rewards else None,
-            "reward_std": pstdev(rewards) if rewards else None,
-            "reward_min": min(rewards) if rewards else None,
-            "reward_max": max(rewards) if rewards else None,
-            "components": {
-                n: fmean(s.components[n] for s in ok if n in s.components) for n in names
-            },
-            "status": {status.value: info["status"].get(status.value, 0) for status in Status},
+            **{f"reward_{name}": value for name, value in stats.items()},
+            "components": component_means(scores),
+            "status": status_counts(scores),
             "degenerate_groups_skipped": info["degenerate_groups_skipped"],
             "datums": info["datums"],
             "tokens_sampled": sum(lengths),
