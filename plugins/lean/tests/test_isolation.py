@@ -232,3 +232,18 @@ def test_memory_cap_is_on_top_of_the_mapped_library(lake_project: Path, sandbox:
     seen, _ = probe({**config, "memory_mb": 512}, [])
     library = (3 << 30) + len(b"olean")  # Mathlib.olean + Init.olean
     assert seen["address_space"] == (512 << 20) + library
+
+
+def test_doctor_finds_the_toolchains_replay_checker(lake_project: Path) -> None:
+    """With backend 'file' (replay on by default) the checker is needed to be ready."""
+    from rl_verifier_lean.doctor import run_doctor
+
+    config = LeanConfig(project=str(lake_project), backend="file")
+    report = run_doctor(config)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"], report
+    assert checks["replay"]["ok"] and checks["replay"]["detail"].endswith("/bin/leanchecker")
+    Path(checks["replay"]["detail"]).unlink()
+    missing = run_doctor(config)
+    replay = {c["name"]: c for c in missing["checks"]}["replay"]
+    assert not missing["ok"] and not replay["ok"] and "lean4checker" in replay["fix"]

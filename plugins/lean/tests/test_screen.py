@@ -114,6 +114,7 @@ def test_lexer_follows_lean(form: str, text: str, code: list[str]) -> None:
         ('r#"never closed"', "unterminated raw string"),
         ("«never closed", "unterminated «quoted identifier»"),
         ('f "{" x -- "}"', "string read differently with and without interpolation"),
+        ('throwError "a {" x -- "}"', "string read differently with and without interpolation"),
         ('"a { b" x', "string read differently with and without interpolation"),
         ("'ab'", "malformed char literal"),
     ],

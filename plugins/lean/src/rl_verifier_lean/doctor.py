@@ -115,7 +115,8 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
     try:
         checker = " ".join(replay_argv(config, file_launch(config)))
     except LeanMissing as exc:
-        add("replay", False, "no kernel-replay checker (used by backend='file')", str(exc))
+        detail = "no kernel-replay checker (backend 'file' replays answers by default)"
+        add("replay", False, detail, str(exc))
     else:
         add("replay", True, checker)
     if config.backend == "file" and config.replay_on:

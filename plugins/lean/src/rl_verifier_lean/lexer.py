@@ -10,20 +10,21 @@ by ``'`` starts a char literal; ``identFn``: dotted identifiers whose parts are 
 ``{...}`` holds code; raw strings ``r#"..."#`` with no escapes, ended by a quote and the same
 number of ``#``).
 
-Only a few syntaxes read a string as interpolated (``s!``, ``m!``, ``f!``, ``throwError``, ...),
-and plugins can add more. A string after anything else is read both ways; when the two readings
-end at different places, the text is ambiguous and reported as a problem (the screen rejects
-it). When they agree, the braces are treated as code, which only ever shows the screen more.
+Only a few syntaxes read a string as interpolated (``s!``, ``m!``, ``f!``; ``throwError`` and
+others when it parses so), and plugins can add more. A string after anything else is read
+both ways; when the two readings end at different places, the text is ambiguous and reported
+as a problem (the screen rejects it). When they agree, the braces are treated as code, which
+only ever shows the screen more.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Tokens after which a string literal is interpolated (core syntaxes; Lean.Parser.Term / Lean.Elab).
-INTERPOLATING = frozenset(
-    {"s!", "m!", "f!", "throwError", "dbg_trace", "println!", "logInfo", "logWarning"}
-)
+# Tokens after which a string literal can only be interpolated (`"s!" interpolatedStr(term)`).
+# Others (`throwError`, `println!`, ...) take `interpolatedStr(term) <|> term`: Lean reads the
+# string plain when it does not parse interpolated, so those go through the two-way check.
+INTERPOLATING = frozenset({"s!", "m!", "f!"})
 
 
 @dataclass(frozen=True)
