@@ -208,8 +208,8 @@ def judge_steps(steps: list[Step], results: dict[str, StepResult]) -> Responses:
                 if section == "header":
                     raise HeaderFailed(f"the header does not elaborate: {data}")
                 raise StatementFailed(f"the trusted statement does not elaborate: {data}")
-            target = audit if section == "audit" else candidate
-            target["messages"].append(message)
+            if section in ("candidate", "audit"):
+                (audit if section == "audit" else candidate)["messages"].append(message)
     return Responses(candidate, audit, replay=replay_problem)
 
 
