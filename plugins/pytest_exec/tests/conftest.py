@@ -1,7 +1,10 @@
-"""Shared fixtures: one verifier on the real bwrap sandbox, and task builders."""
+"""Shared fixtures: one verifier on the real bwrap sandbox, the docker engine check, and
+task builders."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,12 @@ from rl_verifier.contracts import Score, Task
 from rl_verifier.testing import score_once
 from rl_verifier_pytest_exec import PytestVerifier
 from rl_verifier_pytest_exec.tasks import example_tasks
+from rl_verifier_sandbox import get_sandbox
+from rl_verifier_sandbox.api import SandboxUnavailable
+
+# The backends the attack and contract suites run on; docker skips, with one reason, where
+# no engine (or no image) is available.
+BACKENDS = [pytest.param("bwrap", marks=pytest.mark.requires("bwrap")), pytest.param("docker")]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -26,6 +35,34 @@ def verifier() -> PytestVerifier:
     v = PytestVerifier({"backend": "bwrap", "run_timeout_s": 5.0})
     v.sandbox()  # fail loudly here if bwrap is unusable
     return v
+
+
+@pytest.fixture(scope="session")
+def docker_ready() -> None:
+    try:
+        get_sandbox("docker").close()
+    except SandboxUnavailable as exc:
+        hint = "as root, `make test` starts an engine (tools/with-dockerd.sh) and builds the image"
+        pytest.skip(f"docker backend unavailable: {exc} ({hint})")
+
+
+class KeptOpen(PytestVerifier):
+    """Keeps its sandbox (warm containers) across ``score_once`` calls, which close the
+    verifier after every batch; a worker process likewise keeps its verifier open."""
+
+    async def close(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        asyncio.run(super().close())
+
+
+def backend_verifier(request: pytest.FixtureRequest, **config: Any) -> Iterator[KeptOpen]:
+    """A verifier on ``request.param``'s backend, once that backend is known to work."""
+    request.getfixturevalue("docker_ready" if request.param == "docker" else "verifier")
+    verifier = KeptOpen({"backend": request.param, **config})
+    yield verifier
+    verifier.shutdown()
 
 
 @pytest.fixture(scope="session")

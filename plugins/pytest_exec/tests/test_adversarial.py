@@ -1,5 +1,5 @@
-"""Attacks on the verifier. Each must end with reward 0 and status ok (a contained attack
-is the model's failure), with the host unchanged.
+"""Attacks on the verifier, on bwrap and on docker. Each must end with reward 0 and status ok
+(a contained attack is the model's failure), with the host unchanged.
 
 ``H``: HumanEval task (two processes), ``P``: pytest-file task (hardened single
 process), ``S``: stdin/stdout task. Each attack is a prelude (run at import) plus a
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,7 @@ import pytest
 from rl_verifier.contracts import Status, Task
 from rl_verifier_pytest_exec import PytestVerifier
 
-from .conftest import score
-
-pytestmark = pytest.mark.requires("bwrap")
+from .conftest import BACKENDS, backend_verifier, score
 
 H, P, S = "largest", "add", "stdio"
 TASK_IDS = {H: "humaneval-largest", P: "pytest-add", S: "stdio-sum"}
@@ -288,9 +287,9 @@ def host_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TINKER_API_KEY", "tml-secret-do-not-leak")
 
 
-@pytest.fixture(scope="module")
-def fast(verifier: PytestVerifier) -> PytestVerifier:
-    return PytestVerifier({**verifier.config.model_dump(), "run_timeout_s": 2.0})
+@pytest.fixture(scope="module", params=BACKENDS)
+def fast(request: pytest.FixtureRequest) -> Iterator[PytestVerifier]:
+    yield from backend_verifier(request, run_timeout_s=2.0)
 
 
 CASES = [

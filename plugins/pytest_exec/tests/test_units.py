@@ -174,7 +174,7 @@ def test_sandbox_unavailable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> Non
     import rl_verifier_pytest_exec.verifier as module
     from rl_verifier_sandbox.api import SandboxUnavailable
 
-    def unavailable(backend: str) -> None:
+    def unavailable(backend: str, image: str | None = None) -> None:
         raise SandboxUnavailable("bubblewrap not found")
 
     monkeypatch.setattr(module, "get_sandbox", unavailable)
@@ -184,6 +184,18 @@ def test_sandbox_unavailable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     assert verdict.status is Status.ERROR
     assert "bubblewrap not found" in (verdict.error or "")
+
+
+def test_two_process_mode_refuses_a_backend_without_isolation() -> None:
+    task = Task(
+        id="t",
+        prompt="p",
+        reference={"test": "def check(f):\n    assert f()\n", "entry_point": "f"},
+    )
+    completion = Completion(task_id="t", completion="```python\ndef f():\n    return 1\n```")
+    verdict = PytestVerifier({"backend": "process"}).verify(task, completion)
+    assert verdict.status is Status.ERROR
+    assert "needs bwrap or docker, not process" in (verdict.error or "")
 
 
 @pytest.mark.requires("bwrap")

@@ -49,7 +49,7 @@ ulimit -n "$nofile"
 [ "$fsize" = unlimited ] || ulimit -f "$fsize"
 if [ "$cpu" != unlimited ]; then ulimit -S -t "$cpu"; ulimit -H -t $((cpu + 1)); fi
 cd /job || exit 125
-exec "$@"
+exec nice -n 19 "$@"  # within its container only: lets the supervisor outrun a fork bomb
 """
 
 # Kills every live process of uid $U (a root shell with CAP_KILL) until none is left. Only
@@ -179,10 +179,15 @@ def rlimit_args(limits: Limits) -> list[str]:
 
 
 def command(
-    argv: list[str], env: Mapping[str, str], limits: Limits, ro_dirs: tuple[str, ...]
+    argv: list[str],
+    env: Mapping[str, str],
+    limits: Limits,
+    ro_dirs: tuple[str, ...],
+    timer_s: float,
 ) -> list[str]:
-    """The exec's argv: the supervisor, then the job's (under ``env -i`` with ``env``)."""
-    wall = f"{max(limits.wall_s, 0.001):.3f}"
+    """The exec's argv: the supervisor (its timer kills the job after ``timer_s``), then the
+    job's (under ``env -i`` with ``env``)."""
+    wall = f"{max(timer_s, 0.001):.3f}"
     job = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
     supervisor = ["/bin/sh", "-c", SUPERVISOR_SH, "rlv-supervisor", str(JOB_UID), wall]
     return [*supervisor, ":".join(ro_dirs), JOB_SH, *rlimit_args(limits), *job]

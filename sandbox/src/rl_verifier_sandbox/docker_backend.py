@@ -39,9 +39,12 @@ UID = launch.JOB_UID
 LABEL = "rl-verifier-sandbox"
 OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
 BACKSTOP_S = 5.0  # past the job's deadline, a silent container is destroyed
+SESSION_GRACE_S = 2.0  # a session's own timer fires this long after the caller's deadline
 REAP_SH = "U=$1\n" + launch.REAP_FUNCTION + "reap\n"
 
 _LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
+_CHECKED: set[str] = set()  # images a trivial job ran in, in this process
+_SEEN_PATHS: dict[str, dict[str, str]] = {}  # image -> path -> how the job uid sees it
 
 
 def container_config(
@@ -137,25 +140,29 @@ class DockerSandbox(Sandbox):
         self._all: dict[str, _Box] = {}
         self._count = 0
         self._closed = False
-        self._seen_paths: dict[str, str] = {}
+        self._seen_paths = _SEEN_PATHS.setdefault(self.image, {})
         self._owner = _owner()
-        self._engine = _engine_info(self._client)
         _reap_stale(self._client)
         _LIVE.add(self)
 
     # -- public --------------------------------------------------------------------------
 
     def check(self) -> None:
-        """Raise SandboxUnavailable with the reason if a trivial job cannot run."""
+        """Raise SandboxUnavailable with the reason if a trivial job cannot run (once per
+        image and process)."""
+        if self.image in _CHECKED:
+            return
         res = self.run(Job(argv=("true",)))
         if res.exit_code != 0:
             err = res.stderr.decode(errors="replace").strip()[-300:]
             raise SandboxUnavailable(f"a trivial job failed in {self.image}: {err}")
+        _CHECKED.add(self.image)
 
     def mechanisms(self) -> dict[str, str]:
         """What enforces each limit (the keys of ``BwrapSandbox.mechanisms``)."""
-        cgroup = f"cgroup-v{self._engine.get('CgroupVersion') or '1'}"
-        options = " ".join(self._engine.get("SecurityOptions") or [])
+        engine = _engine_info(self._client)
+        cgroup = f"cgroup-v{engine.get('CgroupVersion') or '1'}"
+        options = " ".join(engine.get("SecurityOptions") or [])
         return {
             "memory": cgroup,
             "processes": cgroup,
@@ -190,7 +197,7 @@ class DockerSandbox(Sandbox):
         """Start ``job`` with live pipes (the two-process relay); the caller enforces the
         deadline and must call ``finish``."""
         try:
-            prepared = self._prepare(job)
+            prepared = self._prepare(job, timer_s=job.limits.wall_s + SESSION_GRACE_S)
         except BadJob as exc:
             raise SandboxUnavailable(f"bad job: {exc}") from exc
         box = self._acquire(prepared)
@@ -206,12 +213,15 @@ class DockerSandbox(Sandbox):
             boxes = list(self._all.values())
             self._idle.clear()
             self._cond.notify_all()
-        for box in boxes:
-            self._kill(box)
+        killers = [threading.Thread(target=self._kill, args=(box,)) for box in boxes]
+        for thread in killers:
+            thread.start()
+        for thread in killers:
+            thread.join()
 
     # -- jobs ----------------------------------------------------------------------------
 
-    def _prepare(self, job: Job) -> _Prepared:
+    def _prepare(self, job: Job, *, timer_s: float | None = None) -> _Prepared:
         if not job.argv:
             raise BadJob("empty argv")
         files = {safe_relpath(k): as_bytes(v) for k, v in job.files.items()}
@@ -221,7 +231,8 @@ class DockerSandbox(Sandbox):
         if argv[0] == "python":
             argv[0] = "python3"
         env = {**BASE_ENV, **job.policy.env}
-        command = launch.command(argv, env, job.limits, layout.ro_dirs)
+        timer = job.limits.wall_s if timer_s is None else timer_s
+        command = launch.command(argv, env, job.limits, layout.ro_dirs, timer)
         ro_tar = launch.tar_of(ro_relative(ro), mode=0o444, uid=0)
         job_tar = launch.tar_of(files, mode=0o644, uid=UID)
         nonce, payload = launch.stdin_payload(ro_tar, job_tar, job.stdin)
@@ -251,11 +262,17 @@ class DockerSandbox(Sandbox):
         return raw_socket(self._api.exec_start(exec_id, socket=True))
 
     def _reap(self, box: _Box) -> None:
-        """Kill every process of the job uid now (output flood, end of a session)."""
-        with contextlib.suppress(Exception):
-            cmd = ["/bin/sh", "-c", REAP_SH, "rlv-reap", str(UID)]
+        """Kill every process of the job uid now (output flood, end of a session). Where that
+        exec cannot start (a fork bomb holds every pid), the container is destroyed."""
+        cmd = ["/bin/sh", "-c", REAP_SH, "rlv-reap", str(UID)]
+        try:
             exec_id = self._api.exec_create(box.id, cmd, user="0:0")["Id"]
             self._api.exec_start(exec_id)
+            if self._api.exec_inspect(exec_id).get("ExitCode") == 0:
+                return
+        except Exception:  # noqa: BLE001 - any failure: fall back to destroying it
+            pass
+        self._kill(box)
 
     def _probe(self, paths: list[str]) -> dict[str, str]:
         """How the job uid sees each path in the image (see ``_docker_layout``); cached."""
@@ -389,7 +406,7 @@ class DockerSession:
         return self._sink.read_fd
 
     def _pump(self) -> None:
-        deadline = time.monotonic() + self._prepared.limits.wall_s + BACKSTOP_S
+        deadline = time.monotonic() + self._prepared.limits.wall_s + SESSION_GRACE_S + BACKSTOP_S
         try:
             self._ended = pump(self._sock, self._demux, deadline, self.kill)
         finally:

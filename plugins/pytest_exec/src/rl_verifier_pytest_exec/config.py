@@ -28,13 +28,23 @@ class PytestConfig(VerifierConfig):
     )
     backend: Literal["bwrap", "auto", "docker", "process"] = Field(
         default="bwrap",
-        description="Sandbox backend. The two-process (HumanEval) mode always needs bwrap; "
+        description="Sandbox backend. The two-process (HumanEval) mode needs bwrap or docker; "
         "'process' does not isolate anything and is for development only.",
+    )
+    docker_image: str | None = Field(
+        default=None,
+        description="Image of the docker backend [default: $RLV_SANDBOX_IMAGE, else the image "
+        "`rlv sandbox image build` makes].",
     )
     run_timeout_s: float = Field(
         default=10.0, gt=0, description="Wall-clock limit of one sandboxed run."
     )
-    memory_mb: int = Field(default=1024, ge=64, description="Address-space limit of one run.")
+    memory_mb: int = Field(
+        default=1024,
+        ge=64,
+        description="Memory limit of one run: resident memory where a cgroup enforces it "
+        "(docker; bwrap as root), else address space.",
+    )
     guard_returns: bool = Field(
         default=True,
         description="pytest-file tasks: the solution's public functions must return plain "

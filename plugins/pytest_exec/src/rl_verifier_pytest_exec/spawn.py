@@ -1,12 +1,17 @@
 """Start one sandboxed process with live pipes, for the two-process relay.
 
 ``Sandbox.run`` is one-shot (the whole stdin is given up front); the relay has to talk
-to two processes while they run. This starts a process with exactly the isolation of
-the bwrap backend, through its own command builder (``BwrapSandbox.command``): every
-namespace unshared (no network), read-only system binds, a fresh tmpfs work dir, an
-empty environment, the job's rlimits, and a dedicated unprivileged uid held for the
-process's whole life and reaped (every process of that uid killed) when it ends.
-The caller enforces the wall deadline.
+to two processes while they run. ``Spawner`` starts a process with exactly the isolation
+of its sandbox's one-shot jobs:
+
+* bwrap: the backend's own command builder under a ``Lease`` (every namespace unshared,
+  read-only system binds, a fresh tmpfs work dir, an empty environment, the job's limits
+  in its own cgroup where the host allows, else rlimits, and a dedicated unprivileged uid
+  whose every process is killed when the process ends);
+* docker: a live session of the docker backend (the same supervisor, container and limits
+  as a one-shot job; the container is cleaned and reused, or destroyed, afterwards).
+
+The caller enforces the wall deadline and calls ``finish``.
 """
 
 from __future__ import annotations
@@ -17,22 +22,41 @@ import signal
 import subprocess
 import threading
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from rl_verifier_sandbox.api import Job, SandboxUnavailable
+from rl_verifier_sandbox.api import Job, Sandbox, SandboxUnavailable
 from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.docker_backend import DockerSandbox
+from rl_verifier_sandbox.lease import Lease
 
 STDERR_CAP = 64 << 10
 
 
-@dataclass
-class Live:
+class Live(Protocol):
     """A running sandboxed process: write to its stdin, read its stdout."""
 
+    @property
+    def stdin_fd(self) -> int: ...
+
+    @property
+    def stdout_fd(self) -> int: ...
+
+    @property
+    def stderr(self) -> bytearray: ...
+
+    def finish(self) -> int | None:
+        """Kill what is left, release what it held; its exit status when known."""
+        ...
+
+
+@dataclass
+class BwrapLive:
+    """A bwrap process and the lease (uid slot, cgroup) it holds until ``finish``."""
+
     proc: subprocess.Popen[bytes]
+    lease: Lease
     stderr: bytearray = field(default_factory=bytearray)
     _drain: threading.Thread | None = None
-    _uid: int | None = None
-    _sandbox: BwrapSandbox | None = None
 
     @property
     def stdin_fd(self) -> int:
@@ -44,13 +68,9 @@ class Live:
         assert self.proc.stdout is not None
         return self.proc.stdout.fileno()
 
-    def kill(self) -> None:
+    def finish(self) -> int | None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def finish(self) -> int | None:
-        """Kill what is left, reap it and give the uid back; the exit status."""
-        self.kill()
         code = self.proc.wait()
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
@@ -58,46 +78,52 @@ class Live:
                     pipe.close()
         if self._drain is not None:
             self._drain.join(timeout=2.0)
-        if self._sandbox is not None and self._uid is not None:
-            self._sandbox.slots.release(self._uid)
-            self._uid = None
+        self.lease.release()
         return code
 
 
 class Spawner:
-    """Starts live sandboxed processes with a bwrap sandbox's isolation."""
+    """Starts live sandboxed processes on a bwrap or docker sandbox."""
 
-    def __init__(self, sandbox: BwrapSandbox) -> None:
+    def __init__(self, sandbox: Sandbox) -> None:
+        if not isinstance(sandbox, BwrapSandbox | DockerSandbox):
+            need = "the two-process mode needs bwrap or docker"
+            raise SandboxUnavailable(f"{need}, not {sandbox.name}")
         self.sandbox = sandbox
 
     def __call__(self, job: Job) -> Live:
-        sandbox = self.sandbox
-        uid = sandbox.slots.acquire()
-        try:
-            with sandbox.command(job, uid) as (argv, fds):
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=tuple(fds),
-                    start_new_session=True,
-                    close_fds=True,
-                    env={},
-                )
-        except (OSError, subprocess.SubprocessError) as exc:
-            sandbox.slots.release(uid)
-            raise SandboxUnavailable(f"could not start bwrap: {exc}") from exc
-        except BaseException:
-            sandbox.slots.release(uid)
-            raise
-        live = Live(proc, _uid=uid, _sandbox=sandbox)
-        live._drain = threading.Thread(target=_drain, args=(live,), daemon=True)
-        live._drain.start()
-        return live
+        if isinstance(self.sandbox, DockerSandbox):
+            return self.sandbox.open_session(job)
+        return _spawn_bwrap(self.sandbox, job)
 
 
-def _drain(live: Live) -> None:
+def _spawn_bwrap(sandbox: BwrapSandbox, job: Job) -> BwrapLive:
+    lease = sandbox.lease(job)
+    try:
+        with lease.command() as (argv, fds):
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=tuple(fds),
+                start_new_session=True,
+                close_fds=True,
+                env={},
+            )
+    except (OSError, subprocess.SubprocessError) as exc:
+        lease.release()
+        raise SandboxUnavailable(f"could not start bwrap: {exc}") from exc
+    except BaseException:
+        lease.release()
+        raise
+    live = BwrapLive(proc, lease)
+    live._drain = threading.Thread(target=_drain, args=(live,), daemon=True)
+    live._drain.start()
+    return live
+
+
+def _drain(live: BwrapLive) -> None:
     pipe = live.proc.stderr
     assert pipe is not None
     while chunk := os.read(pipe.fileno(), 1 << 16):

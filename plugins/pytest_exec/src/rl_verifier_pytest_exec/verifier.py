@@ -27,7 +27,6 @@ from rl_verifier_pytest_exec.spawn import Spawner
 from rl_verifier_pytest_exec.stdio import run_cases
 from rl_verifier_sandbox import get_sandbox
 from rl_verifier_sandbox.api import Limits, Sandbox, SandboxUnavailable
-from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 
 class PytestVerifier(Verifier):
@@ -68,7 +67,7 @@ class PytestVerifier(Verifier):
             if self._sandbox is None:
                 # The sandbox's uid slots are locked across processes, so scoring
                 # workers never share a uid (limits and cleanup are per uid).
-                self._sandbox = get_sandbox(self.settings.backend)
+                self._sandbox = get_sandbox(self.settings.backend, image=self.settings.docker_image)
             return self._sandbox
 
     async def open(self) -> None:
@@ -114,8 +113,7 @@ class PytestVerifier(Verifier):
         )
 
     def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
-        if not isinstance(sandbox, BwrapSandbox):
-            return Verdict.failed(f"the two-process mode needs bwrap, not {sandbox.name}")
+        spawner = Spawner(sandbox)  # SandboxUnavailable for a backend without live processes
         if spec.prompt and not defines(code, spec.entry_point):
             code = spec.prompt + code
         exchange, stderr = run_duplex(
@@ -124,7 +122,7 @@ class PytestVerifier(Verifier):
             self.limits,
             split=self.settings.reward == "fraction",
             stop_on_failure=self.settings.reward == "all_or_nothing",
-            spawner=Spawner(sandbox),
+            spawner=spawner,
         )
         if exchange.results is None:
             if exchange.timed_out:
