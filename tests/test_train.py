@@ -14,7 +14,7 @@ import pytest
 
 from rl_verifier.builtin import arithmetic_tasks
 from rl_verifier.train.builder import BuildRequest, write_loop
-from rl_verifier.train.loop import tasks_for_step
+from rl_verifier.train.rollouts import tasks_for_step
 
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
 

@@ -62,7 +62,7 @@ def test_plugins_json_lists_what_each_plugin_registers() -> None:
     builtin = listing["builtin"]
     assert builtin["verifiers"] == ["exact_match", "format"]
     assert "exact_match-example" in builtin["task_sets"]
-    assert builtin["environments"] == ["single_turn"]
+    assert listing["training"]["environments"] == ["single_turn"]
     if "sandbox" in listing:  # rl-verifier-sandbox adds `rlv sandbox`
         assert listing["sandbox"]["commands"] == ["sandbox"]
 

@@ -121,13 +121,3 @@ def arithmetic_tasks(count: int = 32) -> list[Task]:
 def register_task_sets(register: Callable[[str, Callable[[], list[Task]]], None]) -> None:
     register("exact_match-example", arithmetic_tasks)
     register("format-example", arithmetic_tasks)
-
-
-@hookimpl
-def register_environments(register: Callable[[str, Callable[..., object]], None]) -> None:
-    def single_turn(config: object) -> object:
-        from rl_verifier.train.environments import SingleTurn
-
-        return SingleTurn()
-
-    register("single_turn", single_turn)

@@ -21,6 +21,7 @@ import pluggy
 from rl_verifier import builtin, hookspecs
 from rl_verifier.hookspecs import EnvironmentRegistrar, TaskSetRegistrar, VerifierRegistrar
 from rl_verifier.registry import NameConflict, VerifierRegistry
+from rl_verifier.train import hooks as train_hooks
 from rl_verifier.verifier import Verifier
 
 ENTRY_POINT_GROUP = "rl_verifier"
@@ -191,6 +192,7 @@ def discover() -> Plugins:
     plugins = Plugins()
     core_version = distribution_version("rl-verifier")
     plugins.add(builtin, PluginInfo("builtin", "rl-verifier", core_version))
+    plugins.add(train_hooks, PluginInfo("training", "rl-verifier", core_version))
     seen: set[str] = set()
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name in seen:

@@ -47,6 +47,12 @@ class Episode:
     turns: int
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     end_reason: EndReason = "done"
+    prompt_messages: int = 0  # how many of ``messages`` opened the episode
+
+    @property
+    def reply(self) -> list[dict[str, Any]]:
+        """The messages after the prompt: what the verifier judges."""
+        return self.messages[self.prompt_messages :]
 
 
 class Environment(Protocol):
@@ -246,16 +252,60 @@ def _is_json(value: Any) -> bool:
 # Episodes
 
 
+SampleTurns = Callable[[list[int], int, int], Awaitable[list[Turn]]]
+"""``sample(prompt_tokens, count, stream)``: ``count`` independent turns; ``stream``
+tells apart the calls of one group (0: the group's shared first turn)."""
+
+
+async def run_group(
+    env: Environment,
+    task: Task,
+    renderer: Renderer,
+    sample: SampleTurns,
+    size: int,
+    max_context: int,
+) -> list[Episode]:
+    """``size`` episodes of ``env`` on ``task``, their first turns sampled in one request
+    (they share the prompt), each later turn in a request of its own."""
+    prompt = opening_prompt(env.start(task), task, renderer, max_context)
+    firsts = await sample(prompt, size, 0)
+
+    async def one(index: int, first: Turn) -> Episode:
+        async def next_turn(tokens: list[int]) -> Turn:
+            [turn] = await sample(tokens, 1, index + 1)
+            return turn
+
+        return await run_episode(env, task, renderer, next_turn, max_context, first=first)
+
+    return list(await asyncio.gather(*(one(i, turn) for i, turn in enumerate(firsts))))
+
+
+def opening_prompt(
+    messages: list[dict[str, Any]], task: Task, renderer: Renderer, max_context: int
+) -> list[int]:
+    """The tokens of an episode's opening ``messages``; ValueError when they leave no room
+    to sample."""
+    prompt = renderer.prompt_tokens(messages)
+    if len(prompt) >= max_context:
+        raise ValueError(
+            f"task {task.id!r}: prompt of {len(prompt)} tokens leaves no room in "
+            f"max_context {max_context}"
+        )
+    return prompt
+
+
 async def run_episode(
     env: Environment,
     task: Task,
     renderer: Renderer,
     sample: Callable[[list[int]], Awaitable[Turn]],
     max_context: int,
+    first: Turn | None = None,
 ) -> Episode:
     """Run one episode of ``env`` on ``task``.
 
-    ``sample(prompt_tokens)`` returns the model's next turn. The episode ends when the
+    ``sample(prompt_tokens)`` returns the model's next turn (``first``, when given, is the
+    first turn, already sampled). The episode ends when the
     environment says so (``end_reason="done"``), after ``env.max_turns`` turns
     (``"max_turns"``; the last reply's tool calls are then not run, and a single-turn
     environment always ends this way), or when the next prompt would leave no room to sample
@@ -266,12 +316,8 @@ async def run_episode(
     template is not prefix-consistent (see :mod:`rl_verifier.train.renderer`).
     """
     messages = [dict(m) for m in env.start(task)]
-    prompt = renderer.prompt_tokens(messages)
-    if len(prompt) >= max_context:
-        raise ValueError(
-            f"task {task.id!r}: prompt of {len(prompt)} tokens leaves no room in "
-            f"max_context {max_context}"
-        )
+    opened = len(messages)
+    prompt = opening_prompt(messages, task, renderer, max_context)
     segments = [Segment(list(prompt), sampled=False)]
     tokens = list(prompt)
     tool_calls: list[dict[str, Any]] = []
@@ -279,7 +325,7 @@ async def run_episode(
     turns = 0
     end_reason: EndReason = "done"
     while True:
-        turn = await sample(list(tokens))
+        turn = first if first is not None and turns == 0 else await sample(list(tokens))
         turns += 1
         if len(turn.logprobs) != len(turn.sampled):
             raise ValueError(
@@ -317,4 +363,5 @@ async def run_episode(
         turns=turns,
         tool_calls=tool_calls,
         end_reason=end_reason,
+        prompt_messages=opened,
     )
