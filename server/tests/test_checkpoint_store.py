@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_server.checkpoints import META, CheckpointRef, CheckpointStore
-from rl_verifier_server.runtime import UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.checkpoint_store import META, CheckpointRef, CheckpointStore
 
 RUN = "s1:train:0"
 
@@ -38,7 +38,7 @@ def test_a_checkpoint_appears_whole_with_its_record(tmp_path: Path) -> None:
 def test_existing_checkpoint_is_kept_unless_overwrite(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path)
     folder = save(store, "step-1", "one")
-    with pytest.raises(UserInputError, match="exists"):
+    with pytest.raises(UserError, match="exists"):
         save(store, "step-1", "two")
     assert (folder / "adapter.bin").read_text() == "one"
     save(store, "step-1", "two", overwrite=True)

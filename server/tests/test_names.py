@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_server.checkpoints import CheckpointRef
+from rl_verifier.errors import UserError
+from rl_verifier_server.checkpoint_store import CheckpointRef
 from rl_verifier_server.names import MAX_NAME_LENGTH, check_name, child_path
-from rl_verifier_server.runtime import UserInputError
 
 
 @pytest.mark.parametrize(
@@ -17,7 +17,7 @@ from rl_verifier_server.runtime import UserInputError
     [".", "..", "", "a" * (MAX_NAME_LENGTH + 1), ".hidden", "a/b", "../x", "a\\b", "a\x00b", "é"],
 )
 def test_dot_empty_long_and_separator_names_are_user_errors(name: str) -> None:
-    with pytest.raises(UserInputError):
+    with pytest.raises(UserError):
         check_name(name, "checkpoint name")
 
 
@@ -27,7 +27,7 @@ def test_ordinary_names_pass(name: str) -> None:
 
 
 def test_a_non_string_name_is_a_user_error() -> None:
-    with pytest.raises(UserInputError, match="must be a string"):
+    with pytest.raises(UserError, match="must be a string"):
         check_name(7, "session id")
 
 
@@ -36,7 +36,7 @@ def test_child_path_refuses_a_component_that_resolves_elsewhere(tmp_path: Path) 
     folder.mkdir()
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", folder / "link")  # the character set alone allows it
-    with pytest.raises(UserInputError, match="does not stay inside"):
+    with pytest.raises(UserError, match="does not stay inside"):
         child_path(folder, "link", "weights")
     assert child_path(folder, "run", "weights") == folder / "run" / "weights"
 
@@ -54,7 +54,7 @@ def test_child_path_refuses_a_component_that_resolves_elsewhere(tmp_path: Path) 
     ],
 )
 def test_checkpoint_paths_with_bad_components_are_user_errors(path: str) -> None:
-    with pytest.raises(UserInputError):
+    with pytest.raises(UserError):
         CheckpointRef.parse(path)
 
 

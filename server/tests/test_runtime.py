@@ -21,13 +21,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from rl_verifier_server.runtime import (
-    DatumIn,
-    LoraSpec,
-    ModelHost,
-    UserInputError,
-    read_checkpoint_info,
-)
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, read_checkpoint_info
 from rl_verifier_server.runtime.optim import check_adam
 from rl_verifier_server.runtime.sampling import SamplingParams, StopCriteria, make_generator
 
@@ -382,7 +377,7 @@ def test_adapters_are_independent_and_seeded(host: ModelHost) -> None:
     assert np.array_equal(forward_logprobs(host, "b", SEQ), before_b)
     assert not np.allclose(forward_logprobs(host, "a", SEQ), before_b)
     host.drop_adapter("a")
-    with pytest.raises(UserInputError, match="unknown training adapter 'a'"):
+    with pytest.raises(UserError, match="unknown training adapter 'a'"):
         forward_logprobs(host, "a", SEQ)
     assert np.array_equal(forward_logprobs(host, "b", SEQ), before_b)
 
@@ -492,7 +487,7 @@ def test_stop_none_means_eos(host: ModelHost) -> None:
     criteria = StopCriteria.parse(None, set(host.eos_token_ids), host.tokenizer)
     assert criteria.hit([5, 6, eos]) and not criteria.hit([eos, 6])
     assert not StopCriteria.parse([], set(host.eos_token_ids), host.tokenizer).hit([eos])
-    with pytest.raises(UserInputError, match="not a mix"):
+    with pytest.raises(UserError, match="not a mix"):
         StopCriteria.parse(cast(Any, ["a", 3]), set(), host.tokenizer)
 
 
@@ -607,11 +602,11 @@ def test_samplers_from_directories_and_eviction(model_dir: Path, tmp_path: Path)
     assert read_checkpoint_info(tmp_path / "snap1").kind == "sampler"
     host.snapshot_sampler("a", "s0")  # same id again: replaced
     host.drop_sampler("s1")
-    with pytest.raises(UserInputError, match="unknown sampler 's1'"):
+    with pytest.raises(UserError, match="unknown sampler 's1'"):
         host.sample("s1", SEQ[:3], 1, 2)
-    with pytest.raises(UserInputError, match="no optimizer state"):
+    with pytest.raises(UserError, match="no optimizer state"):
         host.create_adapter_from_state("x", tmp_path / "snap1", with_optimizer=True)
-    with pytest.raises(UserInputError, match="no adapter checkpoint"):
+    with pytest.raises(UserError, match="no adapter checkpoint"):
         host.load_sampler("nowhere", tmp_path / "missing")
     host.close()
 
@@ -622,9 +617,9 @@ def test_incompatible_checkpoints_are_refused(model_dir: Path, tmp_path: Path) -
     host.save_state("a", tmp_path / "ckpt")
     small = ModelHost.load(model_dir, "tiny-test", device="cpu")
     small.create_adapter("b", LoraSpec(rank=2, seed=0))
-    with pytest.raises(UserInputError, match="rank 4"):
+    with pytest.raises(UserError, match="rank 4"):
         small.load_state("b", tmp_path / "ckpt", with_optimizer=False)
-    with pytest.raises(UserInputError, match="no adapter checkpoint"):
+    with pytest.raises(UserError, match="no adapter checkpoint"):
         small.load_state("b", tmp_path / "missing", with_optimizer=False)
 
     config = LlamaConfig.from_pretrained(str(model_dir))
@@ -635,9 +630,9 @@ def test_incompatible_checkpoints_are_refused(model_dir: Path, tmp_path: Path) -
     tokenizer_config = (model_dir / "tokenizer_config.json").read_bytes()
     (other_dir / "tokenizer_config.json").write_bytes(tokenizer_config)
     wider = ModelHost.load(other_dir, "wider", device="cpu")
-    with pytest.raises(UserInputError, match="has shape"):
+    with pytest.raises(UserError, match="has shape"):
         wider.load_sampler("s", tmp_path / "ckpt")
-    with pytest.raises(UserInputError, match="has shape"):
+    with pytest.raises(UserError, match="has shape"):
         wider.create_adapter_from_state("c", tmp_path / "ckpt", with_optimizer=True)
     assert not wider.has_adapter("c") and not wider.has_sampler("s")
     wider.create_adapter("c", SPEC)  # nothing half-made was left behind
@@ -708,38 +703,38 @@ def test_bad_forward_backward_inputs(
             del full[key]
         else:
             full[key] = value
-    with pytest.raises(UserInputError, match=message):
+    with pytest.raises(UserError, match=message):
         host.forward_backward("a", [DatumIn(list(range(7)), full)], loss, config, True)
     assert all(p.grad is None for p in host.adapter_parameters("a").values())
 
 
 def test_bad_requests(host: ModelHost) -> None:
     host.create_adapter("a", SPEC)
-    with pytest.raises(UserInputError, match="model_input tokens contains token id 300"):
+    with pytest.raises(UserError, match="model_input tokens contains token id 300"):
         host.forward_backward("a", [ce_datum([1, 2, 300, 4])], "cross_entropy", {}, False)
-    with pytest.raises(UserInputError, match=r"datum 1: 200 tokens exceed .* 128"):
+    with pytest.raises(UserError, match=r"datum 1: 200 tokens exceed .* 128"):
         host.forward_backward("a", [ce_datum(SEQ), ce_datum([1] * 201)], "cross_entropy", {}, True)
-    with pytest.raises(UserInputError, match="unknown training adapter 'zz'"):
+    with pytest.raises(UserError, match="unknown training adapter 'zz'"):
         host.optim_step("zz", 1e-3)
-    with pytest.raises(UserInputError, match="already exists"):
+    with pytest.raises(UserError, match="already exists"):
         host.create_adapter("a", SPEC)
-    with pytest.raises(UserInputError, match="rank must be a positive integer"):
+    with pytest.raises(UserError, match="rank must be a positive integer"):
         host.create_adapter("r0", LoraSpec(rank=0))
-    with pytest.raises(UserInputError, match="at least one of train_mlp"):
+    with pytest.raises(UserError, match="at least one of train_mlp"):
         host.create_adapter("none", LoraSpec(4, None, False, False, False))
-    with pytest.raises(UserInputError, match="unknown sampler 'nope'"):
+    with pytest.raises(UserError, match="unknown sampler 'nope'"):
         host.sample("nope", [1, 2], 1, 4)
-    with pytest.raises(UserInputError, match=r"prompt contains token id 1000"):
+    with pytest.raises(UserError, match=r"prompt contains token id 1000"):
         host.sample(None, [1, 1000], 1, 4)
-    with pytest.raises(UserInputError, match=r"\(120 tokens\) \+ max_tokens \(16\) exceeds .* 128"):
+    with pytest.raises(UserError, match=r"\(120 tokens\) \+ max_tokens \(16\) exceeds .* 128"):
         host.sample(None, [1] * 120, 1, 16)
-    with pytest.raises(UserInputError, match="temperature"):
+    with pytest.raises(UserError, match="temperature"):
         host.sample(None, [1, 2], 1, 4, temperature=-1.0)
-    with pytest.raises(UserInputError, match="top_p"):
+    with pytest.raises(UserError, match="top_p"):
         host.sample(None, [1, 2], 1, 4, top_p=0.0)
-    with pytest.raises(UserInputError, match=r"invalid AdamParams\.beta2"):
+    with pytest.raises(UserError, match=r"invalid AdamParams\.beta2"):
         host.optim_step("a", 1e-3, beta2=1.0)
-    with pytest.raises(UserInputError, match="prompt is empty"):
+    with pytest.raises(UserError, match="prompt is empty"):
         host.prompt_logprobs(None, [])
 
 
@@ -804,5 +799,5 @@ def test_adam_params_are_checked_one_by_one(field: str, bad: float) -> None:
         "grad_clip_norm": 1.0,
     }
     check_adam(**good)  # the defaults pass
-    with pytest.raises(UserInputError, match=rf"invalid AdamParams\.{field}: "):
+    with pytest.raises(UserError, match=rf"invalid AdamParams\.{field}: "):
         check_adam(**{**good, field: bad})

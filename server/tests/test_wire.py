@@ -9,7 +9,8 @@ from tinker.proto import tinker_public_pb2 as pb
 from tinker.proto.request_conv import forward_backward_request_to_proto
 from tinker.proto.response_conv import deserialize_proto_response
 
-from rl_verifier_server.runtime import FwdBwdResult, SampledSequence, UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime import FwdBwdResult, SampledSequence
 from rl_verifier_server.wire import (
     decode_forward_backward,
     encode_forward_backward,
@@ -93,12 +94,12 @@ def test_sdk_decodes_our_samples() -> None:
 
 
 def test_garbage_is_a_user_error() -> None:
-    with pytest.raises(UserInputError, match="malformed forward_backward body"):
+    with pytest.raises(UserError, match="malformed forward_backward body"):
         decode_forward_backward(b"\xff\xff\xff")
 
 
 def test_text_config_values_are_refused() -> None:
     request = pb.ForwardBackwardRequest(model_id="m", seq_id=1, loss_fn="ppo")
     request.loss_fn_config_v2["mode"].text = "x"
-    with pytest.raises(UserInputError, match="mode"):
+    with pytest.raises(UserError, match="mode"):
         decode_forward_backward(request.SerializeToString())

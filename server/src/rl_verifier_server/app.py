@@ -16,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from rl_verifier.errors import UserError
 from rl_verifier_server import __version__, listing
 from rl_verifier_server.auth import RequireApiKey
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.limits import too_large
-from rl_verifier_server.runtime import UserInputError
 from rl_verifier_server.service import Service
 
 log = logging.getLogger("rl_verifier_server")
@@ -55,9 +55,9 @@ async def body_json(request: Request, limit: int) -> dict[str, Any]:
     try:
         data = json.loads(raw or b"{}")
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, deep nesting
-        raise UserInputError(f"malformed JSON body: {type(exc).__name__}") from None
+        raise UserError(f"malformed JSON body: {type(exc).__name__}") from None
     if not isinstance(data, dict):
-        raise UserInputError("the request body must be a JSON object")
+        raise UserError("the request body must be a JSON object")
     return data
 
 
@@ -81,7 +81,7 @@ async def body_bytes(request: Request, limit: int) -> bytes:
             reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw))
             raw = reader.read(limit + 1)
         except zstandard.ZstdError as exc:
-            raise UserInputError(f"malformed zstd body: {exc}") from None
+            raise UserError(f"malformed zstd body: {exc}") from None
         if len(raw) > limit:
             raise too_large(limit)
     return raw
@@ -102,7 +102,7 @@ def build_app(
                 return await handler(request)
             except StatusError as exc:
                 return error(str(exc), status=exc.status)
-            except UserInputError as exc:
+            except UserError as exc:
                 return error(str(exc))
             except (KeyError, TypeError, ValueError) as exc:
                 return error(f"malformed request: {type(exc).__name__}: {exc}")
@@ -295,6 +295,6 @@ def page(request: Request, default_limit: int) -> tuple[int, int]:
     for key, default in (("offset", 0), ("limit", default_limit)):
         raw = request.query_params.get(key, str(default))
         if not raw.isdigit() or len(raw) > 9:
-            raise UserInputError(f"'{key}' must be a non-negative integer, got '{raw:.20}'")
+            raise UserError(f"'{key}' must be a non-negative integer, got '{raw:.20}'")
         values.append(int(raw))
     return values[0], values[1]

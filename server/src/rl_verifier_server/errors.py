@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rl_verifier_server.runtime import UserInputError
+from rl_verifier.errors import UserError
 
 
-class StatusError(UserInputError):
+class StatusError(UserError):
     """A user error with its HTTP status: 410 (ended), 413 (too large), 429 (at capacity)."""
 
     def __init__(self, message: str, status: int) -> None:

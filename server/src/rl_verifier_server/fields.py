@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rl_verifier_server.runtime import UserInputError
+from rl_verifier.errors import UserError
 
 MISSING: Any = object()
 MAX_INT = 2**63 - 1
@@ -15,7 +15,7 @@ def _get(data: dict[str, Any], key: str, default: Any) -> Any:
     value = data.get(key)
     if value is None:
         if default is MISSING:
-            raise UserInputError(f"the request needs '{key}'")
+            raise UserError(f"the request needs '{key}'")
         return default
     return value
 
@@ -24,7 +24,7 @@ def text(data: dict[str, Any], key: str, default: Any = MISSING) -> Any:
     """A string field (``default`` when absent or null)."""
     value = _get(data, key, default)
     if value is not default and not isinstance(value, str):
-        raise UserInputError(f"'{key}' must be a string, got {type(value).__name__}")
+        raise UserError(f"'{key}' must be a string, got {type(value).__name__}")
     return value
 
 
@@ -38,9 +38,9 @@ def integer(
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserInputError(f"'{key}' must be an integer, got {value!r:.40}")
+        raise UserError(f"'{key}' must be an integer, got {value!r:.40}")
     if not minimum <= value <= MAX_INT:
-        raise UserInputError(f"'{key}' must be between {minimum} and {MAX_INT}, got {value}")
+        raise UserError(f"'{key}' must be between {minimum} and {MAX_INT}, got {value}")
     return value
 
 
@@ -50,16 +50,16 @@ def number(data: dict[str, Any], key: str, default: Any = MISSING) -> Any:
     if value is default:
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UserInputError(f"'{key}' must be a number, got {value!r:.40}")
+        raise UserError(f"'{key}' must be a number, got {value!r:.40}")
     if not math.isfinite(value):
-        raise UserInputError(f"'{key}' must be finite, got {value}")
+        raise UserError(f"'{key}' must be finite, got {value}")
     return float(value)
 
 
 def flag(data: dict[str, Any], key: str, default: bool = False) -> bool:
     value = _get(data, key, default)
     if not isinstance(value, bool):
-        raise UserInputError(f"'{key}' must be true or false, got {value!r:.40}")
+        raise UserError(f"'{key}' must be true or false, got {value!r:.40}")
     return value
 
 
@@ -67,7 +67,7 @@ def mapping(data: dict[str, Any], key: str) -> dict[str, Any]:
     """An object field; absent or null is an empty object."""
     value = _get(data, key, {})
     if not isinstance(value, dict):
-        raise UserInputError(f"'{key}' must be an object, got {type(value).__name__}")
+        raise UserError(f"'{key}' must be an object, got {type(value).__name__}")
     return value
 
 
@@ -75,20 +75,20 @@ def prompt_tokens(prompt: dict[str, Any]) -> list[int]:
     tokens: list[int] = []
     chunks = prompt.get("chunks") or []
     if not isinstance(chunks, list):
-        raise UserInputError("'prompt.chunks' must be a list")
+        raise UserError("'prompt.chunks' must be a list")
     for chunk in chunks:
         if not isinstance(chunk, dict):
-            raise UserInputError("each prompt chunk must be an object")
+            raise UserError("each prompt chunk must be an object")
         if chunk.get("type", "encoded_text") != "encoded_text":
-            raise UserInputError(f"prompt chunks of type '{chunk.get('type')}' are not supported")
+            raise UserError(f"prompt chunks of type '{chunk.get('type')}' are not supported")
         values = chunk.get("tokens")
         if not isinstance(values, list) or not all(
             isinstance(t, int) and not isinstance(t, bool) for t in values
         ):
-            raise UserInputError("prompt chunk 'tokens' must be a list of integers")
+            raise UserError("prompt chunk 'tokens' must be a list of integers")
         tokens.extend(values)
     if not tokens:
-        raise UserInputError("the prompt has no tokens")
+        raise UserError("the prompt has no tokens")
     return tokens
 
 
@@ -100,4 +100,4 @@ def stop_condition(stop: object) -> str | list[str] | list[int] | None:
         return [str(s) for s in stop]
     if isinstance(stop, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in stop):
         return [int(s) for s in stop]
-    raise UserInputError("'stop' must be a string, a list of strings or a list of token ids")
+    raise UserError("'stop' must be a string, a list of strings or a list of token ids")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier_server.checkpoints import CheckpointRef, CheckpointStore
+from rl_verifier.errors import UserError
+from rl_verifier_server.checkpoint_store import CheckpointRef, CheckpointStore
 from rl_verifier_server.names import check_name
-from rl_verifier_server.runtime import UserInputError
 
 if TYPE_CHECKING:
     from rl_verifier_server.service import TrainingModel
@@ -19,7 +19,7 @@ def training_run(
     model = models.get(run_id)
     checkpoints = store.listing(run_id)
     if model is None and not checkpoints:
-        raise UserInputError(f"unknown training run '{run_id}'")
+        raise UserError(f"unknown training run '{run_id}'")
     if model is not None:
         base, rank, last = model.base_model, model.spec.rank, model.last_request_time
     else:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rl_verifier_server.runtime import UserInputError
+from rl_verifier.errors import UserError
 from rl_verifier_server.tiny_model import TINY_MODEL_NAME, builtin_models, ensure_tiny_model
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def resolve(name: str) -> ModelSource:
     cached = hub_snapshot(name)
     if cached is not None:
         return ModelSource(name, cached)
-    raise UserInputError(
+    raise UserError(
         f"unknown base model '{name}': use '{TINY_MODEL_NAME}', a local model directory "
         "(with config.json and tokenizer files), or a hub id already in the local HF cache"
     )
@@ -73,7 +73,7 @@ class AllowedModels:
             directory = self.under_models_dir(name)
             if directory is not None:
                 return ModelSource(name, directory)
-        raise UserInputError(f"unknown base model {name!r}: {self.describe()}")
+        raise UserError(f"unknown base model {name!r}: {self.describe()}")
 
     def check(self, name: object) -> None:
         """Cheap form of ``source`` (nothing is built or loaded)."""
@@ -81,7 +81,7 @@ class AllowedModels:
             name in self.builtin or name in self.preloaded or self.under_models_dir(name)
         ):
             return
-        raise UserInputError(f"unknown base model {name!r}: {self.describe()}")
+        raise UserError(f"unknown base model {name!r}: {self.describe()}")
 
     def under_models_dir(self, name: str) -> Path | None:
         """The model directory ``name`` names under --models-dir, resolved and contained."""

@@ -11,24 +11,24 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rl_verifier_server.runtime import UserInputError
+from rl_verifier.errors import UserError
 
 MAX_NAME_LENGTH = 128
 NAME_CHARS = re.compile(r"[A-Za-z0-9._:\-]+")
 
 
 def check_name(value: object, what: str) -> str:
-    """``value`` if it is a valid name, else a ``UserInputError`` saying why not."""
+    """``value`` if it is a valid name, else a ``UserError`` saying why not."""
     if not isinstance(value, str):
-        raise UserInputError(f"{what} must be a string, got {type(value).__name__}")
+        raise UserError(f"{what} must be a string, got {type(value).__name__}")
     if not value:
-        raise UserInputError(f"{what} is empty")
+        raise UserError(f"{what} is empty")
     if len(value) > MAX_NAME_LENGTH:
-        raise UserInputError(f"{what} is longer than {MAX_NAME_LENGTH} characters")
+        raise UserError(f"{what} is longer than {MAX_NAME_LENGTH} characters")
     if value.startswith("."):
-        raise UserInputError(f"{what} '{value}' may not start with '.'")
+        raise UserError(f"{what} '{value}' may not start with '.'")
     if not NAME_CHARS.fullmatch(value):
-        raise UserInputError(f"{what} '{value}' may use only letters, digits and . _ - :")
+        raise UserError(f"{what} '{value}' may use only letters, digits and . _ - :")
     return value
 
 
@@ -38,5 +38,5 @@ def child_path(folder: Path, *names: str) -> Path:
         check_name(name, "name")
     path = folder.joinpath(*names)
     if path.resolve() != folder.resolve().joinpath(*names):
-        raise UserInputError(f"'{'/'.join(names)}' does not stay inside its folder")
+        raise UserError(f"'{'/'.join(names)}' does not stay inside its folder")
     return path

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rl_verifier.errors import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.limits import Limits
-from rl_verifier_server.runtime import UserInputError
 
 UNSUPPORTED = ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k")
 
@@ -28,19 +28,19 @@ class SampleCall:
     def parse(cls, request: dict[str, Any], limits: Limits) -> SampleCall:
         count = fields.integer(request, "num_samples", 1)
         if not 1 <= count <= limits.max_num_samples:
-            raise UserInputError(
+            raise UserError(
                 f"num_samples must be between 1 and {limits.max_num_samples}, this "
                 f"server's limit (rlv serve --max-num-samples), got {count}"
             )
         for key in UNSUPPORTED:
             if request.get(key):
-                raise UserInputError(f"'{key}' is not supported by rlv serve")
+                raise UserError(f"'{key}' is not supported by rlv serve")
         if request.get("target_prompt_logprobs") is not None:
-            raise UserInputError("'target_prompt_logprobs' is not supported by rlv serve")
+            raise UserError("'target_prompt_logprobs' is not supported by rlv serve")
         params = fields.mapping(request, "sampling_params")
         max_tokens = fields.integer(params, "max_tokens", 16)
         if not 1 <= max_tokens <= limits.max_tokens:
-            raise UserInputError(
+            raise UserError(
                 f"max_tokens must be between 1 and {limits.max_tokens}, this server's "
                 f"limit (rlv serve --max-tokens), got {max_tokens}"
             )

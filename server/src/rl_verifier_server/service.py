@@ -19,17 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rl_verifier.errors import UserError
 from rl_verifier_server import fields
-from rl_verifier_server.checkpoints import CheckpointRef, CheckpointStore
+from rl_verifier_server.checkpoint_store import CheckpointRef, CheckpointStore
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.futures import FutureTable, Outcome
 from rl_verifier_server.limits import Limits
 from rl_verifier_server.models import AllowedModels, ModelHosts
 from rl_verifier_server.names import check_name
 from rl_verifier_server.ordering import SequencedQueue
-from rl_verifier_server.runtime import LoraSpec, UserInputError
+from rl_verifier_server.runtime import LoraSpec
 from rl_verifier_server.sample_request import SampleCall
-from rl_verifier_server.samplers import Sampler, SamplerTable
+from rl_verifier_server.sampler_table import ClientSampler, SamplerTable
 from rl_verifier_server.sessions import Session, Sessions, now_iso
 from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.wire import (
@@ -123,16 +124,16 @@ class Service:
         model's later requests do not wait for it."""
         try:
             yield
-        except UserInputError:
+        except UserError:
             model.queue.void(seq_id)
             raise
 
     def model(self, model_id: object) -> TrainingModel:
         if not isinstance(model_id, str):
-            raise UserInputError("the request needs 'model_id' (a string)")
+            raise UserError("the request needs 'model_id' (a string)")
         model = self.models.get(model_id)
         if model is None:
-            raise UserInputError(
+            raise UserError(
                 f"unknown training client '{model_id}' (never created, from before a "
                 "restart, or released when its session ended)"
             )
@@ -270,10 +271,10 @@ class Service:
             train_unembed=fields.flag(lora, "train_unembed", True),
         )
         if spec.rank > MAX_LORA_RANK:
-            raise UserInputError(f"LoRA rank must be at most {MAX_LORA_RANK}, got {spec.rank}")
+            raise UserError(f"LoRA rank must be at most {MAX_LORA_RANK}, got {spec.rank}")
         optimizer = fields.text(fields.mapping(request, "optimizer_config"), "type", "adamw")
         if optimizer != "adamw":
-            raise UserInputError(f"optimizer '{optimizer}' is not supported; use adamw")
+            raise UserError(f"optimizer '{optimizer}' is not supported; use adamw")
         base = request.get("base_model")
         self.hosts.check(base)
 
@@ -301,7 +302,7 @@ class Service:
         model = self.model(call.model_id)
         with self.checking(model, call.seq_id):
             if not call.data:
-                raise UserInputError("forward_backward needs at least one datum")
+                raise UserError("forward_backward needs at least one datum")
         kind = "Forward" if call.forward_only else "ForwardBackward"
 
         def work() -> Outcome:
@@ -319,7 +320,7 @@ class Service:
         with self.checking(model, seq_id):
             adam = fields.mapping(request, "adam_params")
             if not adam:
-                raise UserInputError("only AdamParams are supported by optim_step")
+                raise UserError("only AdamParams are supported by optim_step")
             params = {
                 "learning_rate": fields.number(adam, "learning_rate"),
                 "beta1": fields.number(adam, "beta1", 0.9),
@@ -367,7 +368,7 @@ class Service:
                 ref = CheckpointRef.of(model.model_id, "sampler_weights", name)
                 self.store.directory(ref)
             elif sampler_seq is None:
-                raise UserInputError(
+                raise UserError(
                     "save_weights_for_sampler needs a path or a sampling_session_seq_id"
                 )
 
@@ -432,7 +433,7 @@ class Service:
         ref = CheckpointRef.parse(path)
         self.store.directory(ref)
         if with_optimizer and ref.kind != "weights":
-            raise UserInputError(f"{ref.uri} holds sampler weights only, no optimizer state")
+            raise UserError(f"{ref.uri} holds sampler weights only, no optimizer state")
         return ref
 
     # Sampling -----------------------------------------------------------------------
@@ -445,7 +446,7 @@ class Service:
         adapter: str | None,
         path: str | None,
     ) -> None:
-        self.samplers.add(Sampler(sampler_id, session_id, host, adapter, path))
+        self.samplers.add(ClientSampler(sampler_id, session_id, host, adapter, path))
 
     async def create_sampling_session(self, request: dict[str, Any]) -> str:
         session = self.sessions.use(request.get("session_id"))
@@ -466,9 +467,7 @@ class Service:
         if base_model is not None:
             self.hosts.check(base_model)
         if ref is None and not base_model:
-            raise UserInputError(
-                "sampling needs a sampling_session_id, a model_path or a base_model"
-            )
+            raise UserError("sampling needs a sampling_session_id, a model_path or a base_model")
         return ref, base_model
 
     def _open_sampler(
@@ -524,7 +523,7 @@ class Service:
 
     def _sampler_for(
         self, sampler_id: str | None, ref: CheckpointRef | None, base_model: str | None
-    ) -> Sampler:
+    ) -> ClientSampler:
         """The sampler a request names, most recently used from now on."""
         if sampler_id is None:  # ad hoc, by checkpoint or base model
             sampler_id = ref.uri if ref is not None else f"base:{base_model}"
@@ -535,7 +534,7 @@ class Service:
 
 def live(model: TrainingModel) -> None:
     if model.released:
-        raise UserInputError(f"training client '{model.model_id}' was released: its session ended")
+        raise UserError(f"training client '{model.model_id}' was released: its session ended")
 
 
 def slot(prefix: str, key: str) -> str:
@@ -549,7 +548,7 @@ def guarded(work: Callable[[], object]) -> Callable[[], Outcome]:
     def run() -> Outcome:
         try:
             outcome = work()
-        except UserInputError as exc:
+        except UserError as exc:
             return Outcome(error=str(exc), category="user")
         except Exception as exc:
             log.exception("request failed")

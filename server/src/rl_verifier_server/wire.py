@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from tinker.proto import tinker_public_pb2 as pb
 
-from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence, UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence
 
 NUMPY_OF_DTYPE: dict[int, Any] = {
     pb.DTYPE_FLOAT32: np.float32,
@@ -37,19 +38,19 @@ def decode_tensor(name: str, tensor: Any) -> np.ndarray:
     """A proto ``Tensor`` (dense or CSR) as a dense numpy array."""
     kind = NUMPY_OF_DTYPE.get(tensor.dtype)
     if kind is None:
-        raise UserInputError(f"loss_fn_inputs['{name}']: unsupported dtype {tensor.dtype}")
+        raise UserError(f"loss_fn_inputs['{name}']: unsupported dtype {tensor.dtype}")
     shape = tuple(int(s) for s in tensor.shape)
     if any(s < 0 for s in shape) or np.prod(shape, dtype=np.float64) > MAX_TENSOR_ELEMENTS:
-        raise UserInputError(f"loss_fn_inputs['{name}']: shape {list(shape)} is not allowed")
+        raise UserError(f"loss_fn_inputs['{name}']: shape {list(shape)} is not allowed")
     try:
         if tensor.WhichOneof("encoding") == "sparse_csr":
             return decode_sparse(name, tensor.sparse_csr, shape, kind)
         flat = np.frombuffer(tensor.dense, dtype=kind).copy()
     except ValueError as exc:  # a buffer that is not a whole number of values
-        raise UserInputError(f"loss_fn_inputs['{name}']: malformed tensor: {exc}") from None
+        raise UserError(f"loss_fn_inputs['{name}']: malformed tensor: {exc}") from None
     if shape:
         if int(np.prod(shape)) != flat.size:
-            raise UserInputError(
+            raise UserError(
                 f"loss_fn_inputs['{name}']: {flat.size} values do not fill shape {list(shape)}"
             )
         return flat.reshape(shape)
@@ -60,7 +61,7 @@ def decode_sparse(name: str, csr: Any, shape: tuple[int, ...], kind: Any) -> np.
     values = np.frombuffer(csr.values, dtype=kind)
     rows = np.frombuffer(csr.crow_indices, dtype=np.int64)
     cols = np.frombuffer(csr.col_indices, dtype=np.int64)
-    malformed = UserInputError(f"loss_fn_inputs['{name}']: malformed sparse tensor")
+    malformed = UserError(f"loss_fn_inputs['{name}']: malformed sparse tensor")
     if len(shape) != 2 or len(rows) != shape[0] + 1 or len(cols) != len(values):
         raise malformed
     if rows[0] != 0 or rows[-1] != len(values) or np.any(np.diff(rows) < 0):
@@ -78,7 +79,7 @@ def decode_tokens(datum: Any, index: int) -> list[int]:
     tokens: list[int] = []
     for chunk in datum.model_input:
         if chunk.WhichOneof("chunk") != "encoded_text":
-            raise UserInputError(f"datum {index}: only text model inputs are supported")
+            raise UserError(f"datum {index}: only text model inputs are supported")
         tokens.extend(np.frombuffer(chunk.encoded_text.tokens, dtype=np.int32).tolist())
     return tokens
 
@@ -88,11 +89,11 @@ def decode_forward_backward(body: bytes) -> ForwardBackwardCall:
     try:
         request.ParseFromString(body)
     except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError types
-        raise UserInputError(f"malformed forward_backward body: {exc}") from None
+        raise UserError(f"malformed forward_backward body: {exc}") from None
     config: dict[str, float] = {key: float(v) for key, v in request.loss_fn_config.items()}
     for key, value in request.loss_fn_config_v2.items():
         if value.WhichOneof("value") == "text":
-            raise UserInputError(f"loss_fn_config['{key}']: text values are not supported")
+            raise UserError(f"loss_fn_config['{key}']: text values are not supported")
         config[key] = float(value.number)
     data = [
         DatumIn(

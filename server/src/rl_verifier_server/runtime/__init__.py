@@ -3,7 +3,7 @@
 ``ModelHost`` is the entry point. Contract for callers:
 
 * Call every method from one thread (no locking inside). Errors the SDK user caused raise
-  ``UserInputError`` (safe to show); anything else is a server bug.
+  ``UserError`` (safe to show); anything else is a server bug.
 * Adapter and sampler ids are opaque strings of the caller (any characters). Creating a
   training adapter with an existing id fails; ``snapshot_sampler``/``load_sampler`` with an
   existing sampler id REPLACE that sampler.
@@ -18,13 +18,13 @@
 
 from typing import TYPE_CHECKING, Any
 
+from rl_verifier.errors import UserError
 from rl_verifier_server.runtime.types import (
     CheckpointInfo,
     DatumIn,
     FwdBwdResult,
     LoraSpec,
     SampledSequence,
-    UserInputError,
 )
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ __all__ = [
     "LoraSpec",
     "ModelHost",
     "SampledSequence",
-    "UserInputError",
+    "UserError",
     "read_checkpoint_info",
 ]
 

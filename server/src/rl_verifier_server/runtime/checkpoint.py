@@ -26,7 +26,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from rl_verifier_server.runtime.types import CheckpointInfo, LoraSpec, UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime.types import CheckpointInfo, LoraSpec
 from rl_verifier_server.testhooks import pause_point
 
 META_FILE = "rlv_adapter.json"
@@ -84,10 +85,10 @@ def _swap_into_place(staging: Path, directory: Path) -> None:
 
 
 def read_checkpoint_info(directory: Path) -> CheckpointInfo:
-    """The metadata of a checkpoint written by the runtime, or UserInputError."""
+    """The metadata of a checkpoint written by the runtime, or UserError."""
     meta_file = Path(directory) / META_FILE
     if not meta_file.is_file():
-        raise UserInputError(f"no adapter checkpoint found at {directory}")
+        raise UserError(f"no adapter checkpoint found at {directory}")
     try:
         meta = json.loads(meta_file.read_text())
         return CheckpointInfo(
@@ -100,7 +101,7 @@ def read_checkpoint_info(directory: Path) -> CheckpointInfo:
             has_optimizer=bool(meta["has_optimizer"]),
         )
     except (ValueError, KeyError, TypeError) as error:
-        raise UserInputError(f"adapter checkpoint at {directory} is unreadable: {error}") from None
+        raise UserError(f"adapter checkpoint at {directory} is unreadable: {error}") from None
 
 
 def read_weights(directory: Path) -> dict[str, torch.Tensor]:
@@ -111,6 +112,6 @@ def read_weights(directory: Path) -> dict[str, torch.Tensor]:
 def read_optimizer(directory: Path) -> dict[str, torch.Tensor]:
     path = Path(directory) / OPTIMIZER_FILE
     if not path.is_file():
-        raise UserInputError(f"checkpoint at {directory} has no optimizer state")
+        raise UserError(f"checkpoint at {directory} has no optimizer state")
     tensors: dict[str, torch.Tensor] = load_file(str(path))
     return tensors

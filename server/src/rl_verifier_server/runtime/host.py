@@ -21,6 +21,7 @@ import transformers
 from torch import nn
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from rl_verifier.errors import UserError
 from rl_verifier_server.runtime import checkpoint, optim
 from rl_verifier_server.runtime.lora import DEFAULT_LORA_ALPHA, AdapterSet, LayerMap, lora_config
 from rl_verifier_server.runtime.losses import (
@@ -43,7 +44,6 @@ from rl_verifier_server.runtime.types import (
     FwdBwdResult,
     LoraSpec,
     SampledSequence,
-    UserInputError,
 )
 
 
@@ -161,7 +161,7 @@ class ModelHost:
     def create_adapter(self, adapter_id: str, spec: LoraSpec) -> None:
         """A fresh LoRA adapter (B = 0, so outputs equal the base model's), seeded by spec.seed."""
         if adapter_id in self._trainers:
-            raise UserInputError(f"training adapter '{adapter_id}' already exists")
+            raise UserError(f"training adapter '{adapter_id}' already exists")
         spec.validate()
         self._new_trainer(adapter_id, spec, self.lora_alpha, tuple(self._layers.targets(spec)))
 
@@ -197,7 +197,7 @@ class ModelHost:
     def _trainer(self, adapter_id: str) -> _Trainer:
         trainer = self._trainers.get(adapter_id)
         if trainer is None:
-            raise UserInputError(f"unknown training adapter '{adapter_id}'")
+            raise UserError(f"unknown training adapter '{adapter_id}'")
         return trainer
 
     def forward_backward(
@@ -214,7 +214,7 @@ class ModelHost:
         loss = get_loss(loss_fn)
         resolved = loss.resolve_config(config)
         if not data:
-            raise UserInputError("forward_backward needs at least one datum")
+            raise UserError("forward_backward needs at least one datum")
         prepared = [
             prepare_datum(i, d, loss, self.vocab_size, self.max_context) for i, d in enumerate(data)
         ]
@@ -355,10 +355,10 @@ class ModelHost:
     ) -> LoraSpec:
         """A new training adapter restored exactly from a save_state checkpoint."""
         if adapter_id in self._trainers:
-            raise UserInputError(f"training adapter '{adapter_id}' already exists")
+            raise UserError(f"training adapter '{adapter_id}' already exists")
         info = self._read(directory)
         if with_optimizer and not info.has_optimizer:
-            raise UserInputError(f"checkpoint at {directory} has no optimizer state")
+            raise UserError(f"checkpoint at {directory} has no optimizer state")
         trainer = self._new_trainer(adapter_id, info.spec, info.lora_alpha, info.target_modules)
         try:
             self._restore(trainer, directory, info, with_optimizer)
@@ -372,10 +372,10 @@ class ModelHost:
         trainer = self._trainer(adapter_id)
         info = self._read(directory)
         if with_optimizer and not info.has_optimizer:
-            raise UserInputError(f"checkpoint at {directory} has no optimizer state")
+            raise UserError(f"checkpoint at {directory} has no optimizer state")
         theirs = (info.spec.rank, info.lora_alpha, info.target_modules)
         if theirs != (trainer.spec.rank, trainer.alpha, trainer.targets):
-            raise UserInputError(
+            raise UserError(
                 f"checkpoint at {directory} has LoRA rank {info.spec.rank} (alpha "
                 f"{info.lora_alpha:g}) on {list(info.target_modules)}; this training client has "
                 f"rank {trainer.spec.rank} (alpha {trainer.alpha:g}) on {list(trainer.targets)}"
@@ -435,7 +435,7 @@ class ModelHost:
         """The caller moved the sampler's snapshot folder to ``directory``."""
         sampler = self._samplers.get(sampler_id)
         if sampler is None:
-            raise UserInputError(f"unknown sampler '{sampler_id}'")
+            raise UserError(f"unknown sampler '{sampler_id}'")
         sampler.directory = Path(directory)
 
     def has_sampler(self, sampler_id: str) -> bool:
@@ -443,7 +443,7 @@ class ModelHost:
 
     def drop_sampler(self, sampler_id: str) -> None:
         if sampler_id not in self._samplers:
-            raise UserInputError(f"unknown sampler '{sampler_id}'")
+            raise UserError(f"unknown sampler '{sampler_id}'")
         self._forget_sampler(sampler_id)
 
     def _forget_sampler(self, sampler_id: str) -> None:
@@ -462,7 +462,7 @@ class ModelHost:
             return None
         sampler = self._samplers.get(sampler_id)
         if sampler is None:
-            raise UserInputError(f"unknown sampler '{sampler_id}'")
+            raise UserError(f"unknown sampler '{sampler_id}'")
         if sampler.lora is None:
             assert sampler.directory is not None
             origin = f"sampler weights at {sampler.directory}"
@@ -519,14 +519,14 @@ class ModelHost:
         """
         tokens = check_tokens(prompt, self.vocab_size, "prompt")
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
-            raise UserInputError(f"num_samples must be a positive integer, got {num_samples!r}")
+            raise UserError(f"num_samples must be a positive integer, got {num_samples!r}")
         room = self.max_context - len(tokens)
         if max_tokens is None:
             max_tokens = room
         if max_tokens < 1:
-            raise UserInputError(f"max_tokens must be at least 1, got {max_tokens}")
+            raise UserError(f"max_tokens must be at least 1, got {max_tokens}")
         if max_tokens > room:
-            raise UserInputError(
+            raise UserError(
                 f"prompt ({len(tokens)} tokens) + max_tokens ({max_tokens}) exceeds this "
                 f"model's context length of {self.max_context}"
             )
@@ -553,7 +553,7 @@ class ModelHost:
         """logprob of tokens[i] given tokens[:i]; NaN at index 0."""
         ids = check_tokens(tokens, self.vocab_size, "prompt")
         if len(ids) > self.max_context:
-            raise UserInputError(
+            raise UserError(
                 f"prompt ({len(ids)} tokens) exceeds this model's context length of "
                 f"{self.max_context}"
             )

@@ -19,7 +19,8 @@ import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from torch import nn
 
-from rl_verifier_server.runtime.types import LoraSpec, UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime.types import LoraSpec
 
 ATTN_LEAVES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_LEAVES = ("gate_proj", "up_proj", "down_proj")
@@ -76,12 +77,12 @@ class LayerMap:
         targets = sorted(leaves) if owners == set(wanted) else wanted
         if spec.train_unembed:
             if self.unembed is None:
-                raise UserInputError(
+                raise UserError(
                     "train_unembed is not supported: this model's output layer is not linear"
                 )
             targets.append(self.unembed)
         if not targets:
-            raise UserInputError(
+            raise UserError(
                 "this model has no layers for the requested train_attn/train_mlp/train_unembed"
             )
         return targets
@@ -132,7 +133,7 @@ class AdapterSet:
                 else:
                     self.peft.add_adapter(name, config)
         except ValueError as error:  # e.g. a checkpoint's target modules are not in this model
-            raise UserInputError(f"cannot create the LoRA adapter: {error}") from None
+            raise UserError(f"cannot create the LoRA adapter: {error}") from None
         marker = f".{name}."
         self._params[name] = {
             PEFT_PREFIX + key.replace(marker, "."): param
@@ -186,13 +187,13 @@ class AdapterSet:
         missing = sorted(set(params) - set(tensors))
         extra = sorted(set(tensors) - set(params))
         if missing or extra:
-            raise UserInputError(
+            raise UserError(
                 f"{origin} does not match this adapter's layers "
                 f"(missing {missing[:3]}, unexpected {extra[:3]})"
             )
         for key, param in params.items():
             if tuple(tensors[key].shape) != tuple(param.shape):
-                raise UserInputError(
+                raise UserError(
                     f"{origin}: '{key}' has shape {list(tensors[key].shape)}, "
                     f"expected {list(param.shape)}"
                 )

@@ -36,7 +36,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from rl_verifier_server.runtime.types import DatumIn, UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime.types import DatumIn
 
 
 @dataclass
@@ -65,19 +66,19 @@ class LossDef:
         for key, value in (given or {}).items():
             if key not in self.config:
                 known = ", ".join(sorted(self.config)) or "none"
-                raise UserInputError(
+                raise UserError(
                     f"loss_fn_config key '{key}' is not used by loss '{self.name}' "
                     f"(it accepts: {known})"
                 )
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise UserInputError(f"loss_fn_config['{key}'] must be a number, got {value!r}")
+                raise UserError(f"loss_fn_config['{key}'] must be a number, got {value!r}")
             if not math.isfinite(value):
-                raise UserInputError(f"loss_fn_config['{key}'] must be finite, got {value}")
+                raise UserError(f"loss_fn_config['{key}'] must be finite, got {value}")
             resolved[key] = float(value)
         if "clip_low_threshold" in resolved:
             low, high = resolved["clip_low_threshold"], resolved["clip_high_threshold"]
             if low > high:
-                raise UserInputError(
+                raise UserError(
                     f"clip_low_threshold ({low}) must not exceed clip_high_threshold ({high})"
                 )
         return resolved
@@ -186,7 +187,7 @@ LOSSES: dict[str, LossDef] = {
 def get_loss(name: str) -> LossDef:
     loss = LOSSES.get(name)
     if loss is None:
-        raise UserInputError(
+        raise UserError(
             f"unknown loss function '{name}'; this server supports: {', '.join(LOSSES)}"
         )
     return loss
@@ -196,20 +197,20 @@ def get_loss(name: str) -> LossDef:
 
 
 def check_tokens(tokens: object, vocab_size: int, what: str) -> Tensor:
-    """``tokens`` as an int64 tensor, or a UserInputError naming ``what``."""
+    """``tokens`` as an int64 tensor, or a UserError naming ``what``."""
     try:
         array = np.asarray(tokens)
     except (TypeError, ValueError) as error:
-        raise UserInputError(f"{what} must be a list of token ids ({error})") from None
+        raise UserError(f"{what} must be a list of token ids ({error})") from None
     if array.ndim != 1:
-        raise UserInputError(f"{what} must be a flat list of token ids, got shape {array.shape}")
+        raise UserError(f"{what} must be a flat list of token ids, got shape {array.shape}")
     if array.size == 0:
-        raise UserInputError(f"{what} is empty")
+        raise UserError(f"{what} is empty")
     array = _as_int(array, what)
     low, high = int(array.min()), int(array.max())
     if low < 0 or high >= vocab_size:
         bad = low if low < 0 else high
-        raise UserInputError(
+        raise UserError(
             f"{what} contains token id {bad}, outside this model's vocabulary [0, {vocab_size})"
         )
     return torch.from_numpy(array)
@@ -220,7 +221,7 @@ def _as_int(array: np.ndarray, what: str) -> np.ndarray:
         return array.astype(np.int64)
     if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array)):
         return array.astype(np.int64)
-    raise UserInputError(f"{what} must hold integer token ids, got dtype {array.dtype}")
+    raise UserError(f"{what} must hold integer token ids, got dtype {array.dtype}")
 
 
 def prepare_datum(
@@ -230,20 +231,18 @@ def prepare_datum(
     tokens = check_tokens(datum.tokens, vocab_size, f"{where}: model_input tokens")
     n = int(tokens.shape[0])
     if n > max_context:
-        raise UserInputError(
-            f"{where}: {n} tokens exceed this model's context length of {max_context}"
-        )
+        raise UserError(f"{where}: {n} tokens exceed this model's context length of {max_context}")
     given = dict(datum.inputs)
     allowed = (*loss.required, *loss.optional)
     for key in given:
         if key not in allowed:
-            raise UserInputError(
+            raise UserError(
                 f"{where}: loss_fn_inputs['{key}'] is not used by loss '{loss.name}' "
                 f"(it takes: {', '.join(allowed)})"
             )
     for key in loss.required:
         if key not in given:
-            raise UserInputError(
+            raise UserError(
                 f"{where}: loss '{loss.name}' needs loss_fn_inputs['{key}'] "
                 f"(shape [N] = [{n}], one value per model-input token)"
             )
@@ -259,14 +258,14 @@ def _check_targets(array: np.ndarray, loss: LossDef, n: int, vocab_size: int, wh
     shape_ok = array.ndim == 1 or (loss.multi_target and array.ndim == 2 and array.shape[1] > 0)
     if not shape_ok or array.shape[0] != n:
         expected = f"[N] = [{n}]" + (" or [N, K]" if loss.multi_target else "")
-        raise UserInputError(
+        raise UserError(
             f"{key} has shape {list(array.shape)}; expected {expected} to match the {n} "
             "model-input tokens"
         )
     array = _as_int(array, key)
     if array.min() < 0 or array.max() >= vocab_size:
         bad = int(array.min()) if array.min() < 0 else int(array.max())
-        raise UserInputError(
+        raise UserError(
             f"{key} contains token id {bad}, outside this model's vocabulary [0, {vocab_size})"
         )
     return torch.from_numpy(np.ascontiguousarray(array))
@@ -275,19 +274,19 @@ def _check_targets(array: np.ndarray, loss: LossDef, n: int, vocab_size: int, wh
 def _check_floats(array: np.ndarray, key: str, shape: tuple[int, ...], where: str) -> Tensor:
     name = f"{where}: loss_fn_inputs['{key}']"
     if array.dtype.kind not in "fiub":
-        raise UserInputError(f"{name} must be numeric, got dtype {array.dtype}")
+        raise UserError(f"{name} must be numeric, got dtype {array.dtype}")
     if key in _CLIP_INPUTS:
         if array.size == 1:
             array = np.full(shape[:1], float(array.reshape(())), np.float32)
         shape = shape[:1]
     if tuple(array.shape) != shape:
-        raise UserInputError(
+        raise UserError(
             f"{name} has shape {list(array.shape)}; expected {list(shape)} "
             "(the shape of target_tokens)"
         )
     values = array.astype(np.float32)
     if not np.all(np.isfinite(values)):
-        raise UserInputError(f"{name} contains NaN or infinite values")
+        raise UserError(f"{name} contains NaN or infinite values")
     return torch.from_numpy(np.ascontiguousarray(values))
 
 

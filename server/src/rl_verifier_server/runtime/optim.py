@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from rl_verifier_server.runtime.types import UserInputError
+from rl_verifier.errors import UserError
 
 _STATE_FIELDS = ("step", "exp_avg", "exp_avg_sq")
 
@@ -36,7 +36,7 @@ def check_adam(
     for name, value in values.items():
         below_one = value < 1 if name.startswith("beta") else True  # betas lie in [0, 1)
         if not (math.isfinite(value) and value >= 0 and below_one):
-            raise UserInputError(f"invalid AdamParams.{name}: {value}")
+            raise UserError(f"invalid AdamParams.{name}: {value}")
 
 
 def adamw_step(
@@ -91,7 +91,7 @@ def restore_optimizer(
     known = {f"{key}::{name}" for key in params for name in _STATE_FIELDS}
     extra = sorted(set(tensors) - known)
     if extra:
-        raise UserInputError(f"{origin}: optimizer state for unknown parameters {extra[:3]}")
+        raise UserError(f"{origin}: optimizer state for unknown parameters {extra[:3]}")
     for key, param in params.items():
         if f"{key}::step" not in tensors:
             continue
@@ -99,11 +99,11 @@ def restore_optimizer(
         for name in _STATE_FIELDS:
             value = tensors.get(f"{key}::{name}")
             if value is None:
-                raise UserInputError(f"{origin}: optimizer state lacks '{key}::{name}'")
+                raise UserError(f"{origin}: optimizer state lacks '{key}::{name}'")
             if name == "step":
                 state[name] = value.clone()  # torch keeps AdamW's step on the CPU
             else:
                 if tuple(value.shape) != tuple(param.shape):
-                    raise UserInputError(f"{origin}: optimizer state for '{key}' is misshaped")
+                    raise UserError(f"{origin}: optimizer state for '{key}' is misshaped")
                 state[name] = value.to(device=param.device, dtype=param.dtype).clone()
         optimizer.state[param] = state

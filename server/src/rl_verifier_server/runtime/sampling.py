@@ -22,7 +22,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from rl_verifier_server.runtime.types import SampledSequence, UserInputError
+from rl_verifier.errors import UserError
+from rl_verifier_server.runtime.types import SampledSequence
 
 
 def token_logprobs(logits: Tensor, targets: Tensor) -> Tensor:
@@ -45,11 +46,11 @@ class SamplingParams:
 
     def validate(self) -> None:
         if not (math.isfinite(self.temperature) and self.temperature >= 0):
-            raise UserInputError(f"temperature must be >= 0, got {self.temperature}")
+            raise UserError(f"temperature must be >= 0, got {self.temperature}")
         if not (0 < self.top_p <= 1):
-            raise UserInputError(f"top_p must be in (0, 1], got {self.top_p}")
+            raise UserError(f"top_p must be in (0, 1], got {self.top_p}")
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int):
-            raise UserInputError(f"top_k must be an integer (-1 = off), got {self.top_k!r}")
+            raise UserError(f"top_k must be an integer (-1 = off), got {self.top_k!r}")
 
     def choose(self, logits: Tensor, generator: torch.Generator) -> Tensor:
         """Next token per row of ``logits`` [B, V]."""
@@ -95,13 +96,13 @@ class StopCriteria:
         ids = [s for s in items if isinstance(s, int) and not isinstance(s, bool)]
         if len(strings) == len(items):  # includes stop=[]: no stop condition at all
             if any(not s for s in strings):
-                raise UserInputError("stop strings must not be empty")
+                raise UserError("stop strings must not be empty")
             return cls(set(), strings, tokenizer)
         if len(ids) == len(items):
             if any(i < 0 for i in ids):
-                raise UserInputError(f"stop token ids must be >= 0, got {sorted(ids)}")
+                raise UserError(f"stop token ids must be >= 0, got {sorted(ids)}")
             return cls(set(ids), [], tokenizer)
-        raise UserInputError("stop must be a list of strings or a list of token ids, not a mix")
+        raise UserError("stop must be a list of strings or a list of token ids, not a mix")
 
     def hit(self, completion: list[int]) -> bool:
         if completion[-1] in self.token_ids:

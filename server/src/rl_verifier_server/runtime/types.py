@@ -8,12 +8,7 @@ from typing import Any
 
 import numpy as np
 
-
-class UserInputError(Exception):
-    """The request was wrong (bad loss name, misshaped inputs, unknown id, ...).
-
-    The message is written for the SDK user and is safe to show verbatim.
-    """
+from rl_verifier.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -42,11 +37,9 @@ class LoraSpec:
 
     def validate(self) -> None:
         if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
-            raise UserInputError(f"LoRA rank must be a positive integer, got {self.rank!r}")
+            raise UserError(f"LoRA rank must be a positive integer, got {self.rank!r}")
         if not (self.train_mlp or self.train_attn or self.train_unembed):
-            raise UserInputError(
-                "at least one of train_mlp, train_attn, train_unembed must be true"
-            )
+            raise UserError("at least one of train_mlp, train_attn, train_unembed must be true")
 
 
 @dataclass

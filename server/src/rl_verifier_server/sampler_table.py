@@ -11,7 +11,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rl_verifier_server.runtime import UserInputError
+from rl_verifier.errors import UserError
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
@@ -20,7 +20,7 @@ REMEMBER_RELEASED = 10_000
 
 
 @dataclass
-class Sampler:
+class ClientSampler:
     sampler_id: str
     session_id: str
     host: ModelHost
@@ -31,22 +31,22 @@ class Sampler:
 class SamplerTable:
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._items: OrderedDict[str, Sampler] = OrderedDict()  # least recently used first
+        self._items: OrderedDict[str, ClientSampler] = OrderedDict()  # least recently used first
         self._released: OrderedDict[str, str] = OrderedDict()  # id -> why
 
     def __contains__(self, sampler_id: str) -> bool:
         return sampler_id in self._items
 
-    def get(self, sampler_id: str) -> Sampler:
+    def get(self, sampler_id: str) -> ClientSampler:
         sampler = self._items.get(sampler_id)
         if sampler is None:
             reason = self._released.get(sampler_id)
             if reason is not None:
-                raise UserInputError(f"sampler '{sampler_id}' was released: {reason}")
-            raise UserInputError(f"unknown sampler '{sampler_id}'")
+                raise UserError(f"sampler '{sampler_id}' was released: {reason}")
+            raise UserError(f"unknown sampler '{sampler_id}'")
         return sampler
 
-    def use(self, sampler_id: str) -> Sampler:
+    def use(self, sampler_id: str) -> ClientSampler:
         """The sampler, now the most recently used."""
         sampler = self.get(sampler_id)
         self._items.move_to_end(sampler_id)
@@ -55,7 +55,7 @@ class SamplerTable:
     def of_session(self, session_id: str) -> list[str]:
         return [s.sampler_id for s in list(self._items.values()) if s.session_id == session_id]
 
-    def add(self, sampler: Sampler) -> None:
+    def add(self, sampler: ClientSampler) -> None:
         """Hold ``sampler`` (replacing one of its id); past the limit, release the least
         recently used."""
         old = self._items.pop(sampler.sampler_id, None)
@@ -81,6 +81,6 @@ class SamplerTable:
             self.release(sampler_id, "its session ended")
 
 
-def free(sampler: Sampler) -> None:
+def free(sampler: ClientSampler) -> None:
     if sampler.adapter is not None and sampler.host.has_sampler(sampler.adapter):
         sampler.host.drop_sampler(sampler.adapter)

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rl_verifier.errors import UserError
 from rl_verifier_server.names import check_name, child_path
-from rl_verifier_server.runtime import UserInputError
 from rl_verifier_server.testhooks import pause_point
 
 log = logging.getLogger("rl_verifier_server")
@@ -48,16 +48,16 @@ class CheckpointRef:
     @classmethod
     def of(cls, run: str, kind: str, name: str) -> CheckpointRef:
         if kind not in KINDS:
-            raise UserInputError(f"checkpoint kind '{kind}' is not one of {sorted(KINDS)}")
+            raise UserError(f"checkpoint kind '{kind}' is not one of {sorted(KINDS)}")
         return cls(check_name(run, "training run id"), kind, check_name(name, "checkpoint name"))
 
     @classmethod
     def parse(cls, path: object) -> CheckpointRef:
         if not isinstance(path, str) or not path.startswith("tinker://"):
-            raise UserInputError(f"checkpoint path must start with tinker://, got {path!r}")
+            raise UserError(f"checkpoint path must start with tinker://, got {path!r}")
         parts = path[len("tinker://") :].split("/")
         if len(parts) != 3 or parts[1] not in KINDS:
-            raise UserInputError(
+            raise UserError(
                 f"checkpoint path '{path}' is not tinker://RUN/weights/NAME "
                 "or tinker://RUN/sampler_weights/NAME"
             )
@@ -85,7 +85,7 @@ class CheckpointStore:
         leaving, add the record and move the folder into place. On error nothing changes."""
         final = self.directory(ref)
         if not overwrite and self.exists(ref):
-            raise UserInputError(f"checkpoint {ref.uri} exists; pass overwrite=True to replace it")
+            raise UserError(f"checkpoint {ref.uri} exists; pass overwrite=True to replace it")
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = final.parent / f".{ref.name}{STAGING}{uuid.uuid4().hex[:8]}"
         try:
@@ -128,7 +128,7 @@ class CheckpointStore:
     def read_meta(self, ref: CheckpointRef) -> dict[str, Any]:
         meta_file = self.directory(ref) / META
         if not meta_file.is_file():
-            raise UserInputError(f"no checkpoint at {ref.uri}")
+            raise UserError(f"no checkpoint at {ref.uri}")
         data: dict[str, Any] = json.loads(meta_file.read_text())
         return data
 
@@ -147,7 +147,7 @@ class CheckpointStore:
             ref = CheckpointRef.of(run, kind, name)
             meta_file = self.directory(ref) / META
             meta = json.loads(meta_file.read_text()) if meta_file.is_file() else None
-        except (UserInputError, OSError, ValueError):
+        except (UserError, OSError, ValueError):
             return None
         if not isinstance(meta, dict) or meta.get("tinker_path") != ref.uri:
             return None
