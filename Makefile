@@ -35,8 +35,10 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy core/src server/src sandbox/src $(addsuffix /src,$(PLUGINS))
 
+# The docker sandbox tests need an engine: tools/with-dockerd.sh starts one (as root) when none
+# answers, builds the sandbox image (cached), and stops the daemon it started afterwards.
 pytest: install
-	$(VENV)/bin/pytest -q
+	bash tools/with-dockerd.sh $(VENV)/bin/pytest -q
 
 test: lint typecheck pytest
 

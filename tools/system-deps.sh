@@ -12,6 +12,8 @@ declare -A PROVIDES=(
   [unshare]=util-linux
   [setpriv]=util-linux
   [prlimit]=util-linux
+  [dockerd]=docker.io
+  [debootstrap]=debootstrap
 )
 
 missing=()
