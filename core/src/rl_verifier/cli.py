@@ -18,23 +18,22 @@ from rl_verifier import __version__
 from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
 from rl_verifier.config_input import merge_configs, read_config_file
-from rl_verifier.contracts import Score, Task
+from rl_verifier.contracts import Score
 from rl_verifier.engine import Sample
 from rl_verifier.errors import UserError
 from rl_verifier.jsonl import (
     atomic_output,
-    display,
     is_stdio,
     load_samples_with_columns,
     partial_path,
 )
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
-from rl_verifier.reward import Reward, build_reward
+from rl_verifier.resolve import TASKSET_PREFIX, RewardResolver, load_task_source
+from rl_verifier.reward import Reward
 from rl_verifier.scoring import make_executor, score_batch
 from rl_verifier.summary import format_summary, summarise
-from rl_verifier.tasksource import TASKSET_PREFIX, load_task_source
-from rl_verifier.train.builder import BACKENDS
+from rl_verifier.train.builder import BACKENDS, request_defaults
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -332,32 +331,10 @@ def bind_rewards(
     spec: str | None, config: dict[str, Any], samples: list[Sample], tasks_source: str
 ) -> list[tuple[Reward, Sample]]:
     """Pair each sample with its reward: ``--verifier`` for all, else the task's own."""
-    registry = get_plugins().registry
-    if spec:
-        reward = build_reward(spec, registry, config)
-        return [(reward, sample) for sample in samples]
-    rewards: dict[str, Reward] = {}
-    jobs = []
-    for sample in samples:
-        name = task_verifier(sample.task, tasks_source)
-        if name not in rewards:
-            rewards[name] = build_reward(name, registry, config.get(name, {}))
-        jobs.append((rewards[name], sample))
-    unused = sorted(set(config) - set(rewards))
-    if unused:
-        raise UserError(
-            f"config for '{unused[0]}' given, but the tasks use only: {', '.join(sorted(rewards))}"
-            " (without --verifier, write --config VERIFIER.KEY=VALUE)"
-        )
+    rewards = RewardResolver(spec, config, tasks_source)
+    jobs = [(rewards(sample.task), sample) for sample in samples]
+    rewards.check_settings_used()
     return jobs
-
-
-def task_verifier(task: Task, tasks_source: str) -> str:
-    if not task.verifier:
-        raise UserError(
-            f"{display(tasks_source)}: task '{task.id}' names no verifier; pass --verifier"
-        )
-    return task.verifier
 
 
 @cli.group()
@@ -445,6 +422,7 @@ def train(
     click.echo(f"report: {png} and {html}")
 
 
+NEW_DEFAULTS = request_defaults()
 NEW_EXAMPLE = """\b
 Examples:
   rlv new --verifier calibration --model Qwen/Qwen3-8B --rank 32 --steps 50 -o train_cal.py
@@ -467,16 +445,30 @@ Examples:
 @click.option(
     "--loss",
     type=click.Choice(policy_losses()),
-    default="importance_sampling",
+    default=NEW_DEFAULTS["loss"],
     show_default=True,
     help="Policy-gradient loss the trainer optimises.",
 )
-@click.option("--rank", default=32, show_default=True, type=int, help="LoRA rank.")
-@click.option("--steps", default=50, show_default=True, type=int, help="RL steps.")
 @click.option(
-    "--group-size", default=8, show_default=True, type=int, help="Samples per task (a group)."
+    "--rank", default=NEW_DEFAULTS["rank"], show_default=True, type=int, help="LoRA rank."
 )
-@click.option("--groups-per-step", default=4, show_default=True, type=int, help="Tasks per step.")
+@click.option(
+    "--steps", default=NEW_DEFAULTS["steps"], show_default=True, type=int, help="RL steps."
+)
+@click.option(
+    "--group-size",
+    default=NEW_DEFAULTS["group_size"],
+    show_default=True,
+    type=int,
+    help="Samples per task (a group).",
+)
+@click.option(
+    "--groups-per-step",
+    default=NEW_DEFAULTS["groups_per_step"],
+    show_default=True,
+    type=int,
+    help="Tasks per step.",
+)
 @click.option(
     "--learning-rate",
     type=float,
@@ -486,7 +478,7 @@ Examples:
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
-    default="tinker",
+    default=NEW_DEFAULTS["backend"],
     show_default=True,
     help="tinker: the hosted API (TINKER_API_KEY); local: rlv serve on this machine.",
 )
@@ -499,13 +491,13 @@ Examples:
 )
 @click.option(
     "--environment",
-    default="single_turn",
+    default=NEW_DEFAULTS["environment"],
     show_default=True,
     help="A registered environment (rlv plugins lists them), e.g. search_tools.",
 )
 @click.option(
     "--max-turns",
-    default=1,
+    default=NEW_DEFAULTS["max_turns"],
     show_default=True,
     type=int,
     help="Model turns per episode (above 1 for multi-turn tool use).",

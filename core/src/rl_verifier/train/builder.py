@@ -11,7 +11,7 @@ import os
 import re
 import shlex
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -20,7 +20,13 @@ from rl_verifier.atomic import write_files
 from rl_verifier.errors import UserError
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
-from rl_verifier.reward import build_reward, parse_expression
+from rl_verifier.resolve import (
+    check_environment,
+    check_task_source,
+    example_task_set,
+    reward_for,
+    spec_names,
+)
 from rl_verifier.train.catalog import closest, lookup
 from rl_verifier.train.config import TrainConfig
 
@@ -28,6 +34,14 @@ BACKENDS = ("local", "tinker")
 LINE_LENGTH = 100  # the repository's ruff line length; the script must pass ruff check
 FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,56}\.py")  # short: it goes in commands
 SAVE_EVERY = 10
+
+
+class BuildError(UserError):
+    """A request ``rlv new`` refuses; ``field`` names the request field it is about."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -48,6 +62,11 @@ class BuildRequest:
     force: bool = False
     environment: str = "single_turn"
     max_turns: int = 1
+
+
+def request_defaults() -> dict[str, Any]:
+    """Every optional field of a request with its default: the one home of these values."""
+    return {f.name: f.default for f in fields(BuildRequest) if f.default is not MISSING}
 
 
 @dataclass
@@ -73,9 +92,10 @@ def script_path(request: BuildRequest) -> Path:
         if not FILE_NAME.fullmatch(path.name):
             path = Path("train.py")
     if not FILE_NAME.fullmatch(path.name):
-        raise UserError(
+        raise BuildError(
+            "output",
             f"script name '{path.name}' should be at most 60 characters of letters, digits, "
-            "'_', '-' and '.'"
+            "'_', '-' and '.'",
         )
     return path
 
@@ -86,7 +106,7 @@ def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
     warnings = _check_reward(spec)
     _check_settings(request)
     tasks = _resolve_tasks(request.task, _reward_names(spec))
-    _plain(request.model, "--model")
+    _plain(request.model, "model", "--model")
     entry = lookup(request.model)
     if entry is None:
         guess = closest(request.model)
@@ -140,7 +160,7 @@ def write_loop(request: BuildRequest) -> BuiltLoop:
     if not request.force:
         for path in (script, config):
             if path.exists():
-                raise UserError(f"{path} already exists; pass --force to overwrite it")
+                raise BuildError("output", f"{path} already exists; pass --force to overwrite it")
     script.parent.mkdir(parents=True, exist_ok=True)
     write_files({config: config_text, script: script_text})
     return BuiltLoop(script, config, script_text, config_text, warnings)
@@ -150,20 +170,23 @@ def write_loop(request: BuildRequest) -> BuiltLoop:
 
 
 def _reward_names(spec: str) -> list[str]:
-    names = list(dict.fromkeys(f for term in parse_expression(spec) for f in term.factors))
-    if not names:
-        raise UserError(f"reward spec '{spec}' names no verifier")
-    return names
+    try:
+        return spec_names(spec)
+    except UserError as exc:
+        raise BuildError("verifier", str(exc)) from None
 
 
 def _check_reward(spec: str) -> list[str]:
     """Unknown names and bad syntax are errors; a verifier that needs settings is a warning."""
-    _plain(spec, "--verifier")
+    _plain(spec, "verifier", "--verifier")
     registry = get_plugins().registry
     for name in _reward_names(spec):
-        registry.get(name)  # raises UserError listing the known verifiers
+        try:
+            registry.get(name)
+        except UserError as exc:  # lists the known verifiers
+            raise BuildError("verifier", str(exc)) from None
     try:
-        build_reward(spec, registry)
+        reward_for(spec)
     except UserError as exc:
         return [f"{exc}; set it under [verifier_config] in the TOML before training"]
     except Exception as exc:  # noqa: BLE001 - a plugin's constructor fault is reported
@@ -174,46 +197,47 @@ def _check_reward(spec: str) -> list[str]:
 def _check_settings(request: BuildRequest) -> None:
     if request.loss not in policy_losses():
         choices = ", ".join(policy_losses())
-        raise UserError(f"unknown loss '{request.loss}'; choose one of: {choices}")
+        raise BuildError("loss", f"unknown loss '{request.loss}'; choose one of: {choices}")
     if request.backend not in BACKENDS:
-        raise UserError(f"unknown backend '{request.backend}'; choose local or tinker")
-    for flag, value in (
-        ("--rank", request.rank),
-        ("--steps", request.steps),
-        ("--group-size", request.group_size),
-        ("--groups-per-step", request.groups_per_step),
+        raise BuildError(
+            "backend", f"unknown backend '{request.backend}'; choose {' or '.join(BACKENDS)}"
+        )
+    for name, value in (
+        ("rank", request.rank),
+        ("steps", request.steps),
+        ("group_size", request.group_size),
+        ("groups_per_step", request.groups_per_step),
+        ("max_turns", request.max_turns),
     ):
         if value < 1:
-            raise UserError(f"{flag} must be at least 1, got {value}")
+            raise BuildError(name, f"{flag(name)} must be at least 1, got {value}")
     rate = request.learning_rate
     if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise UserError(f"--learning-rate must be a positive number, got {rate}")
+        raise BuildError("learning_rate", f"--learning-rate must be a positive number, got {rate}")
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a request field."""
+    return "--" + name.replace("_", "-")
 
 
 def _resolve_tasks(task: str | None, names: list[str]) -> str:
     """The ``tasks`` setting: a JSONL path that exists, or a registered taskset:NAME."""
-    sets = getattr(get_plugins(), "task_sets", None) or {}
     if task is None:
-        for name in names:
-            if f"{name}-example" in sets:
-                return f"taskset:{name}-example"
-        raise UserError(
-            f"no example task set is registered for '{names[0]}'; "
-            "pass --task with a tasks JSONL file or taskset:NAME"
-        )
+        example = example_task_set(names)
+        if example is None:
+            raise BuildError(
+                "task",
+                f"no example task set is registered for '{names[0]}'; "
+                "pass --task with a tasks JSONL file or taskset:NAME",
+            )
+        return example
     task = task.strip()
-    _plain(task, "--task")
-    if task.startswith("taskset:"):
-        name = task.removeprefix("taskset:")
-        if name not in sets:
-            known = ", ".join(sorted(sets)) or "none registered"
-            raise UserError(f"unknown task set '{name}'; known task sets: {known}")
-        return task
-    path = Path(task)
-    if not path.exists():
-        raise UserError(f"tasks file '{task}' does not exist")
-    if not path.is_file():
-        raise UserError(f"tasks file '{task}' is not a file")
+    _plain(task, "task", "--task")
+    try:
+        check_task_source(task)
+    except UserError as exc:
+        raise BuildError("task", str(exc)) from None
     return task
 
 
@@ -224,11 +248,11 @@ def _relative_to(tasks: str, folder: Path) -> str:
     return Path(os.path.relpath(os.path.abspath(tasks), os.path.abspath(folder))).as_posix()
 
 
-def _plain(text: str, flag: str) -> None:
+def _plain(text: str, field: str, shown: str) -> None:
     if not text.strip():
-        raise UserError(f"{flag} must not be empty")
+        raise BuildError(field, f"{shown} must not be empty")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
-        raise UserError(f"{flag} must not contain control characters")
+        raise BuildError(field, f"{shown} must not contain control characters")
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -306,12 +330,10 @@ def _environment(request: BuildRequest) -> dict[str, Any]:
     """Environment settings, written only when they differ from a single turn."""
     if request.environment == "single_turn" and request.max_turns == 1:
         return {}
-    known = get_plugins().environments
-    if request.environment not in known:
-        names = ", ".join(sorted(known))
-        raise UserError(f"unknown --environment '{request.environment}'; known: {names}")
-    if request.max_turns < 1:
-        raise UserError(f"--max-turns must be at least 1, got {request.max_turns}")
+    try:
+        check_environment(request.environment)
+    except UserError as exc:
+        raise BuildError("environment", str(exc)) from None
     return {"environment": request.environment, "max_turns": request.max_turns}
 
 

@@ -14,9 +14,7 @@ from pathlib import Path
 from rl_verifier.contracts import Completion, Task
 from rl_verifier.errors import UserError
 from rl_verifier.jsonl import read_rows
-from rl_verifier.plugins import get_plugins
-from rl_verifier.reward import Reward, build_reward
-from rl_verifier.tasksource import load_task_source
+from rl_verifier.resolve import RewardResolver, environment, load_task_source
 from rl_verifier.train.backend import require_key
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Environment
@@ -43,10 +41,10 @@ def prepare(config: TrainConfig, warm_start: bool = True) -> Plan:
     """Validate the whole config; ``warm_start``: the warm-up examples will be used."""
     check_model(config)
     tasks = load_tasks_of(config)
-    rewards = RewardResolver(config)
+    rewards = RewardResolver(config.reward, config.verifier_config, config.tasks)
     for task in tasks:
         rewards(task)
-    env = environment_for(config)
+    env: Environment = environment(config.environment, config)
     warmup = read_warmup(config, tasks) if warm_start and config.warmup_steps else []
     return Plan(tasks, rewards, env, warmup)
 
@@ -64,34 +62,6 @@ def load_tasks_of(config: TrainConfig) -> list[Task]:
     if not tasks:
         raise UserError(f"{config.tasks}: no tasks")
     return tasks
-
-
-class RewardResolver:
-    """The reward for a task: the run's spec, or the task's own verifier."""
-
-    def __init__(self, config: TrainConfig) -> None:
-        self.config = config
-        self.cache: dict[str, Reward] = {}
-
-    def __call__(self, task: Task) -> Reward:
-        spec = self.config.reward or task.verifier
-        if not spec:
-            raise UserError(f"task '{task.id}' names no verifier and the config has no reward")
-        if spec not in self.cache:
-            settings = self.config.verifier_config
-            if not self.config.reward:
-                settings = settings.get(spec, {})
-            self.cache[spec] = build_reward(spec, get_plugins().registry, settings)
-        return self.cache[spec]
-
-
-def environment_for(config: TrainConfig) -> Environment:
-    environments = get_plugins().environments
-    if config.environment not in environments:
-        known = ", ".join(sorted(environments))
-        raise UserError(f"unknown environment '{config.environment}'; known: {known}")
-    env: Environment = environments[config.environment].value(config)
-    return env
 
 
 def read_warmup(config: TrainConfig, tasks: list[Task]) -> list[WarmupExample]:

@@ -22,7 +22,14 @@ from starlette.routing import Route
 from rl_verifier.errors import UserError
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
-from rl_verifier.train.builder import BACKENDS, BuildRequest, render_loop, script_path
+from rl_verifier.train.builder import (
+    BACKENDS,
+    BuildError,
+    BuildRequest,
+    render_loop,
+    request_defaults,
+    script_path,
+)
 from rl_verifier.train.catalog import CATALOG
 
 log = logging.getLogger("rl_verifier.web")
@@ -31,25 +38,6 @@ INT_FIELDS = ("rank", "steps", "group_size", "groups_per_step", "max_turns")
 STR_FIELDS = ("verifier", "model", "loss", "backend", "environment")
 OPTIONAL_STR = ("task", "output")
 FIELDS = (*STR_FIELDS, *OPTIONAL_STR, *INT_FIELDS, "learning_rate")
-FLAG_FIELDS = {  # a UserError from render_loop names its flag; show it next to that field
-    "--rank": "rank",
-    "--steps": "steps",
-    "--group-size": "group_size",
-    "--groups-per-step": "groups_per_step",
-    "--learning-rate": "learning_rate",
-    "--max-turns": "max_turns",
-    "--environment": "environment",
-    "--model": "model",
-    "--task": "task",
-    "task set": "task",
-    "tasks file": "task",
-    "script name": "output",
-    "--verifier": "verifier",
-    "verifier": "verifier",
-    "reward": "verifier",
-    "loss": "loss",
-    "backend": "backend",
-}
 
 
 @dataclass(frozen=True)
@@ -140,15 +128,7 @@ def options() -> dict[str, Any]:
         "presets": available_presets(),
         "defaults": {
             "model": DEFAULT_MODEL,
-            "loss": "importance_sampling",
-            "rank": 32,
-            "steps": 50,
-            "group_size": 8,
-            "groups_per_step": 4,
-            "learning_rate": None,
-            "backend": "tinker",
-            "environment": "single_turn",
-            "max_turns": 1,
+            **{k: v for k, v in request_defaults().items() if k in FIELDS},
         },
     }
 
@@ -209,16 +189,11 @@ def render(data: Any) -> tuple[BuildRequest, str, str, list[str]]:
     request = parse_form(data)
     try:
         script, config, warnings = render_loop(request)
+    except BuildError as exc:
+        raise FormError({exc.field: str(exc)}) from None
     except UserError as exc:
-        raise FormError({_field_for(str(exc)): str(exc)}) from None
+        raise FormError({"form": str(exc)}) from None
     return request, script, config, warnings
-
-
-def _field_for(message: str) -> str:
-    for needle, name in FLAG_FIELDS.items():
-        if needle in message:
-            return name
-    return "form"
 
 
 async def _json_body(request: Request) -> Any:

@@ -1,0 +1,118 @@
+"""From names to runnable objects: reward specs, task sources and environments.
+
+``rlv verify``, ``rlv train`` and ``rlv new`` all go through here, so a name means the
+same thing, and fails with the same message, wherever a user writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rl_verifier.contracts import Task
+from rl_verifier.errors import UserError
+from rl_verifier.jsonl import Parsed, display, index_tasks, load_tasks
+from rl_verifier.plugins import get_plugins
+from rl_verifier.reward import Reward, build_reward, parse_expression
+
+TASKSET_PREFIX = "taskset:"
+
+
+def spec_names(spec: str) -> list[str]:
+    """The verifiers a reward spec names, in order of first mention."""
+    names = list(dict.fromkeys(f for term in parse_expression(spec) for f in term.factors))
+    if not names:
+        raise UserError(f"reward spec '{spec}' names no verifier")
+    return names
+
+
+def reward_for(spec: str, settings: Mapping[str, Any] | None = None) -> Reward:
+    """The reward of ``spec`` with its settings (for a composite: by verifier name)."""
+    return build_reward(spec, get_plugins().registry, settings)
+
+
+class RewardResolver:
+    """The reward for a task: the one ``spec`` for every task, or else the task's own
+    ``verifier`` with ``settings[verifier]``. Each distinct reward is built once."""
+
+    def __init__(self, spec: str | None, settings: Mapping[str, Any], source: str = "") -> None:
+        self.spec = spec or None
+        self.settings = dict(settings)
+        self.source = source
+        self.built: dict[str, Reward] = {}
+
+    def __call__(self, task: Task) -> Reward:
+        spec = self.spec or task.verifier
+        if not spec:
+            where = f"{display(self.source)}: " if self.source else ""
+            raise UserError(
+                f"{where}task '{task.id}' names no verifier; give a reward spec "
+                "(rlv verify --verifier, or reward in a training config)"
+            )
+        if spec not in self.built:
+            settings = self.settings if self.spec else self.settings.get(spec, {})
+            self.built[spec] = reward_for(spec, settings)
+        return self.built[spec]
+
+    def check_settings_used(self) -> None:
+        """Without one spec, settings are by verifier: refuse those for unused verifiers."""
+        if self.spec:
+            return
+        unused = sorted(set(self.settings) - set(self.built))
+        if unused:
+            raise UserError(
+                f"config for '{unused[0]}' given, but the tasks use only: "
+                f"{', '.join(sorted(self.built))} (settings go under each verifier's name)"
+            )
+
+
+def load_task_source(source: str) -> dict[str, Task]:
+    """Tasks by id from ``taskset:NAME``, a JSONL path, or ``-`` (standard input)."""
+    if not source.startswith(TASKSET_PREFIX):
+        return load_tasks(Path(source))
+    tasks = task_set(source.removeprefix(TASKSET_PREFIX))()
+    return index_tasks((Parsed(n, task) for n, task in enumerate(tasks, start=1)), source)
+
+
+def check_task_source(source: str) -> None:
+    """Refuse a task source that cannot load, without loading it."""
+    if source.startswith(TASKSET_PREFIX):
+        task_set(source.removeprefix(TASKSET_PREFIX))
+        return
+    path = Path(source)
+    if not path.exists():
+        raise UserError(f"tasks file '{source}' does not exist")
+    if not path.is_file():
+        raise UserError(f"tasks file '{source}' is not a file")
+
+
+def task_set(name: str) -> Any:
+    """The loader of a registered task set."""
+    task_sets = get_plugins().task_sets
+    if name not in task_sets:
+        known = ", ".join(sorted(task_sets)) or "none installed"
+        raise UserError(f"unknown task set '{name}'; known task sets: {known}")
+    return task_sets[name].value
+
+
+def example_task_set(names: list[str]) -> str | None:
+    """``taskset:NAME-example`` for the first verifier that registers one."""
+    task_sets = get_plugins().task_sets
+    for name in names:
+        if f"{name}-example" in task_sets:
+            return f"{TASKSET_PREFIX}{name}-example"
+    return None
+
+
+def environment(name: str, config: Any) -> Any:
+    """A registered training environment, built for ``config``."""
+    check_environment(name)
+    return get_plugins().environments[name].value(config)
+
+
+def check_environment(name: str) -> None:
+    environments = get_plugins().environments
+    if name not in environments:
+        known = ", ".join(sorted(environments))
+        raise UserError(f"unknown environment '{name}'; known: {known}")
