@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -22,9 +22,10 @@ from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rl_verifier.errors import UserError
-from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, read_checkpoint_info
+from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, read_adapter_info
+from rl_verifier_server.runtime.decoding import SamplingParams, StopCriteria, make_generator
+from rl_verifier_server.runtime.losses import LOSSES, LossDef, LossTerms
 from rl_verifier_server.runtime.optim import check_adam
-from rl_verifier_server.runtime.sampling import SamplingParams, StopCriteria, make_generator
 
 # Support: a tiny model and an independent LoRA reference --------------------------------
 
@@ -158,18 +159,18 @@ def ce_datum(seq: list[int], weights: np.ndarray | None = None) -> DatumIn:
 
 
 def lora_weights(host: ModelHost, adapter: str) -> dict[str, torch.Tensor]:
-    return {k: p.detach().clone() for k, p in host.adapter_parameters(adapter).items()}
+    return {k: p.detach().clone() for k, p in host.trainers.parameters(adapter).items()}
 
 
 def scaling(host: ModelHost) -> float:
-    return host.lora_alpha / SPEC.rank
+    return host.trainers.lora_alpha / SPEC.rank
 
 
 def train(host: ModelHost, adapter: str, steps: int = 3, lr: float = 2e-2) -> None:
     """A few CE steps so that B != 0 and the adapter changes the model."""
     for _ in range(steps):
         host.forward_backward(adapter, [ce_datum(SEQ)], "cross_entropy", {}, backward=True)
-        host.optim_step(adapter, lr)
+        host.trainers.optim_step(adapter, lr)
 
 
 def forward_logprobs(host: ModelHost, adapter: str, seq: list[int]) -> np.ndarray:
@@ -250,7 +251,7 @@ def test_loss_values_and_grads_match_reference(
     host: ModelHost, reference: Reference, case: str, config: dict[str, float]
 ) -> None:
     name = "cross_entropy" if case == "cross_entropy_2d" else case
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     train(host, "a")  # non-zero B, so the adapter matters and A gets gradients too
     weights = {k: w.requires_grad_(True) for k, w in lora_weights(host, "a").items()}
     data = random_data(case, reference, np.random.default_rng(1))
@@ -276,7 +277,7 @@ def test_loss_values_and_grads_match_reference(
     assert all(key.count(":") == 1 for key in result.metrics)
 
     total.backward()
-    for key, param in host.adapter_parameters("a").items():
+    for key, param in host.trainers.parameters("a").items():
         expected = weights[key].grad
         assert param.grad is not None and expected is not None
         scale = float(expected.abs().max()) + 1e-6
@@ -284,7 +285,7 @@ def test_loss_values_and_grads_match_reference(
 
 
 def test_rl_metrics(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     seq = SEQ[:8]
     lp = forward_logprobs(host, "a", seq)
     inputs = {
@@ -301,8 +302,32 @@ def test_rl_metrics(host: ModelHost) -> None:
     assert metrics["clip_fraction:mean"] == pytest.approx(2 / 5)
 
 
+def test_a_loss_is_one_function_and_one_table_entry(
+    host: ModelHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loss added to the table is checked and run like the built-in ones."""
+
+    def scaled(lp: torch.Tensor, inputs: Mapping[str, torch.Tensor], config: Any) -> LossTerms:
+        return LossTerms(-config["scale"] * lp * inputs["advantages"])
+
+    entry = LossDef("scaled", scaled, ("target_tokens", "advantages"), (), {"scale": 2.0})
+    monkeypatch.setitem(LOSSES, "scaled", entry)
+    host.trainers.create("a", SPEC)
+    seq = SEQ[:8]
+    advantages = np.linspace(-1.0, 1.0, 7)
+    datum = DatumIn(seq[:-1], {"target_tokens": np.array(seq[1:]), "advantages": advantages})
+    result = host.forward_backward("a", [datum], "scaled", {"scale": 3.0}, backward=False)
+    expected = -3.0 * forward_logprobs(host, "a", seq) * advantages
+    np.testing.assert_allclose(result.outputs[0]["elementwise_loss"], expected, rtol=1e-5)
+    with pytest.raises(UserError, match="'beta' is not used by loss 'scaled'"):
+        host.forward_backward("a", [datum], "scaled", {"beta": 1.0}, backward=False)
+    without = DatumIn(seq[:-1], {"target_tokens": np.array(seq[1:])})
+    with pytest.raises(UserError, match=r"loss 'scaled' needs loss_fn_inputs\['advantages'\]"):
+        host.forward_backward("a", [without], "scaled", None, backward=False)
+
+
 def test_fresh_adapter_equals_base_model(host: ModelHost, reference: Reference) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     lp = forward_logprobs(host, "a", SEQ)
     expected = reference.logprobs(SEQ[:-1], np.array(SEQ[1:])).detach().numpy()
     np.testing.assert_allclose(lp, expected, atol=1e-6)
@@ -311,26 +336,26 @@ def test_fresh_adapter_equals_base_model(host: ModelHost, reference: Reference) 
 
 
 def test_forward_makes_no_grads_and_backward_accumulates(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     train(host, "a", steps=1)
     host.forward_backward("a", [ce_datum(SEQ)], "cross_entropy", {}, backward=False)
-    assert all(p.grad is None for p in host.adapter_parameters("a").values())
+    assert all(p.grad is None for p in host.trainers.parameters("a").values())
     before = lora_weights(host, "a")
-    assert host.optim_step("a", 1.0)["grad_norm:mean"] == 0.0
+    assert host.trainers.optim_step("a", 1.0)["grad_norm:mean"] == 0.0
     after = lora_weights(host, "a")
     assert all(torch.equal(before[k], after[k]) for k in before)
 
     first, second = SEQ[:9], SEQ[5:]
     host.forward_backward("a", [ce_datum(first)], "cross_entropy", {}, backward=True)
     host.forward_backward("a", [ce_datum(second)], "cross_entropy", {}, backward=True)
-    params = host.adapter_parameters("a")
+    params = host.trainers.parameters("a")
     accumulated = {k: torch.clone(p.grad) for k, p in params.items() if p.grad is not None}
     assert len(accumulated) == len(params)
-    for p in host.adapter_parameters("a").values():
+    for p in host.trainers.parameters("a").values():
         p.grad = None
     both = [ce_datum(first), ce_datum(second)]
     host.forward_backward("a", both, "cross_entropy", {}, backward=True)
-    for key, p in host.adapter_parameters("a").items():
+    for key, p in host.trainers.parameters("a").items():
         torch.testing.assert_close(p.grad, accumulated[key], rtol=1e-4, atol=1e-6)
 
 
@@ -342,41 +367,41 @@ def test_microbatching_gives_same_results(model_dir: Path) -> None:
     data = [ce_datum(SEQ[:n]) for n in (16, 4, 9, 12, 3)]
     results = []
     for host in hosts:
-        host.create_adapter("a", SPEC)
+        host.trainers.create("a", SPEC)
         train(host, "a", steps=2)
         results.append(host.forward_backward("a", data, "cross_entropy", {}, backward=True))
     big, small = results
     for one, other in zip(big.outputs, small.outputs, strict=True):
         np.testing.assert_allclose(one["logprobs"], other["logprobs"], atol=1e-5)
     assert big.metrics["loss:sum"] == pytest.approx(small.metrics["loss:sum"], rel=1e-5)
-    grads = [hosts[i].adapter_parameters("a") for i in range(2)]
+    grads = [hosts[i].trainers.parameters("a") for i in range(2)]
     for key, param in grads[0].items():
         torch.testing.assert_close(param.grad, grads[1][key].grad, rtol=1e-4, atol=1e-6)
 
 
 def test_cross_entropy_training_reduces_loss(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     losses = []
     for _ in range(20):
         result = host.forward_backward("a", [ce_datum(SEQ)], "cross_entropy", {}, backward=True)
         losses.append(result.metrics["loss:sum"])
-        host.optim_step("a", 1e-2, grad_clip_norm=10.0)
+        host.trainers.optim_step("a", 1e-2, grad_clip_norm=10.0)
     assert losses[-1] < 0.3 * losses[0], losses
 
 
 def test_adapters_are_independent_and_seeded(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
-    host.create_adapter("b", SPEC)
-    host.create_adapter("c", LoraSpec(rank=2, seed=1, train_mlp=False, train_unembed=False))
+    host.trainers.create("a", SPEC)
+    host.trainers.create("b", SPEC)
+    host.trainers.create("c", LoraSpec(rank=2, seed=1, train_mlp=False, train_unembed=False))
     a, b = lora_weights(host, "a"), lora_weights(host, "b")
     assert all(torch.equal(a[k], b[k]) for k in a)  # same seed, same init
-    assert all(".mlp." not in k and "lm_head" not in k for k in host.adapter_parameters("c"))
+    assert all(".mlp." not in k and "lm_head" not in k for k in host.trainers.parameters("c"))
     before_b = forward_logprobs(host, "b", SEQ)
     train(host, "a")
     train(host, "c")
     assert np.array_equal(forward_logprobs(host, "b", SEQ), before_b)
     assert not np.allclose(forward_logprobs(host, "a", SEQ), before_b)
-    host.drop_adapter("a")
+    host.trainers.drop("a")
     with pytest.raises(UserError, match="unknown training adapter 'a'"):
         forward_logprobs(host, "a", SEQ)
     assert np.array_equal(forward_logprobs(host, "b", SEQ), before_b)
@@ -387,7 +412,7 @@ def test_adapters_are_independent_and_seeded(host: ModelHost) -> None:
 
 @pytest.mark.parametrize("trained", [False, True])
 def test_sampler_logprobs_match_forward(host: ModelHost, trained: bool) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     if trained:
         train(host, "a")
     host.snapshot_sampler("a", "s")
@@ -419,7 +444,7 @@ def test_seed_determinism(host: ModelHost) -> None:
 
 
 def test_greedy_is_argmax(host: ModelHost, reference: Reference) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     train(host, "a")
     host.snapshot_sampler("a", "s")
     weights = lora_weights(host, "a")
@@ -471,7 +496,7 @@ def test_stop_tokens_strings_and_length(host: ModelHost) -> None:
     assert by_token.tokens == free.tokens[: first + 1]  # the stop token is kept
     assert by_token.logprobs == pytest.approx(free.logprobs[: first + 1], abs=1e-6)
 
-    decode = host.tokenizer.decode
+    decode = host.base.tokenizer.decode
     text = decode(free.tokens[4:8])
     stop_text = text[1:4] if len(text) >= 4 else text
     end = next(i for i in range(1, 21) if stop_text in decode(free.tokens[:i]))
@@ -482,13 +507,13 @@ def test_stop_tokens_strings_and_length(host: ModelHost) -> None:
 
 
 def test_stop_none_means_eos(host: ModelHost) -> None:
-    eos = host.tokenizer.eos_token_id
-    assert eos in host.eos_token_ids
-    criteria = StopCriteria.parse(None, set(host.eos_token_ids), host.tokenizer)
+    eos = host.base.tokenizer.eos_token_id
+    assert eos in host.base.eos_token_ids
+    criteria = StopCriteria.parse(None, set(host.base.eos_token_ids), host.base.tokenizer)
     assert criteria.hit([5, 6, eos]) and not criteria.hit([eos, 6])
-    assert not StopCriteria.parse([], set(host.eos_token_ids), host.tokenizer).hit([eos])
+    assert not StopCriteria.parse([], set(host.base.eos_token_ids), host.base.tokenizer).hit([eos])
     with pytest.raises(UserError, match="not a mix"):
-        StopCriteria.parse(cast(Any, ["a", 3]), set(), host.tokenizer)
+        StopCriteria.parse(cast(Any, ["a", 3]), set(), host.base.tokenizer)
 
 
 def test_samples_stop_independently(host: ModelHost) -> None:
@@ -505,7 +530,7 @@ def test_samples_stop_independently(host: ModelHost) -> None:
 
 def test_read_only_wire_arrays_and_any_int_seed(host: ModelHost) -> None:
     """The HTTP layer decodes with np.frombuffer (read-only); seeds may be any int."""
-    host.create_adapter("big-seed", LoraSpec(rank=2, seed=2**70 + 3))
+    host.trainers.create("big-seed", LoraSpec(rank=2, seed=2**70 + 3))
     frozen = np.frombuffer(np.array(SEQ[1:], np.int64).tobytes(), np.int64)
     weights = np.frombuffer(np.ones(len(SEQ) - 1, np.float32).tobytes(), np.float32)
     datum = DatumIn(SEQ[:-1], {"target_tokens": frozen, "weights": weights})
@@ -518,7 +543,7 @@ def test_read_only_wire_arrays_and_any_int_seed(host: ModelHost) -> None:
 
 
 def test_snapshot_is_isolated_from_training(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     train(host, "a", steps=1)
     host.snapshot_sampler("a", "old")
     before = host.prompt_logprobs("old", SEQ)
@@ -530,17 +555,18 @@ def test_snapshot_is_isolated_from_training(host: ModelHost) -> None:
 
 
 def test_save_and_restore_exactly(host: ModelHost, tmp_path: Path) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     train(host, "a", steps=3)
     host.forward_backward("a", [ce_datum(SEQ)], "cross_entropy", {}, backward=True)
-    host.save_state("a", tmp_path / "ckpt")  # pending grads are not part of the state
-    info = read_checkpoint_info(tmp_path / "ckpt")
-    assert (info.kind, info.spec, info.step, info.has_optimizer) == ("training", SPEC, 3, True)
+    host.trainers.save_state("a", tmp_path / "ckpt")  # pending grads are not part of the state
+    info = read_adapter_info(tmp_path / "ckpt")
+    assert (info.kind, info.step, info.has_optimizer) == ("training", 3, True)
+    assert info.layout.spec == SPEC
 
-    spec = host.create_adapter_from_state("b", tmp_path / "ckpt", with_optimizer=True)
-    assert spec == SPEC and host.adapter_step("b") == 3
+    spec = host.trainers.create_from_state("b", tmp_path / "ckpt", with_optimizer=True)
+    assert spec == SPEC and host.trainers.step("b") == 3
     assert np.array_equal(forward_logprobs(host, "a", SEQ), forward_logprobs(host, "b", SEQ))
-    for p in host.adapter_parameters("a").values():
+    for p in host.trainers.parameters("a").values():
         p.grad = None
 
     adam = {
@@ -553,18 +579,18 @@ def test_save_and_restore_exactly(host: ModelHost, tmp_path: Path) -> None:
     }
     for adapter in ("a", "b"):
         host.forward_backward(adapter, [ce_datum(SEQ[::-1])], "cross_entropy", {}, backward=True)
-        host.optim_step(adapter, **adam)
+        host.trainers.optim_step(adapter, **adam)
     a, b = lora_weights(host, "a"), lora_weights(host, "b")
     assert all(torch.equal(a[k], b[k]) for k in a)
 
-    host.create_adapter_from_state("fresh", tmp_path / "ckpt", with_optimizer=False)
+    host.trainers.create_from_state("fresh", tmp_path / "ckpt", with_optimizer=False)
     host.forward_backward("fresh", [ce_datum(SEQ[::-1])], "cross_entropy", {}, backward=True)
-    host.optim_step("fresh", **adam)
+    host.trainers.optim_step("fresh", **adam)
     fresh = lora_weights(host, "fresh")
     assert not all(torch.equal(a[k], fresh[k]) for k in a)  # other Adam moments
 
-    host.load_state("fresh", tmp_path / "ckpt", with_optimizer=True)
-    host.load_state("a", tmp_path / "ckpt", with_optimizer=True)
+    host.trainers.load_state("fresh", tmp_path / "ckpt", with_optimizer=True)
+    host.trainers.load_state("a", tmp_path / "ckpt", with_optimizer=True)
     assert np.array_equal(forward_logprobs(host, "a", SEQ), forward_logprobs(host, "fresh", SEQ))
 
 
@@ -572,9 +598,9 @@ def test_save_and_restore_exactly(host: ModelHost, tmp_path: Path) -> None:
 def test_checkpoint_is_a_peft_adapter(host: ModelHost, tmp_path: Path, model_dir: Path) -> None:
     from peft import PeftModel
 
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     train(host, "a")
-    host.save_state("a", tmp_path / "ckpt", with_optimizer=False)
+    host.trainers.save_state("a", tmp_path / "ckpt", with_optimizer=False)
     base = LlamaForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     peft_model = PeftModel.from_pretrained(base, str(tmp_path / "ckpt")).eval()
     with torch.no_grad():
@@ -585,42 +611,42 @@ def test_checkpoint_is_a_peft_adapter(host: ModelHost, tmp_path: Path, model_dir
 
 def test_samplers_from_directories_and_eviction(model_dir: Path, tmp_path: Path) -> None:
     host = ModelHost.load(model_dir, "tiny-test", device="cpu", max_resident_samplers=2)
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     expected: dict[str, list[float]] = {}
     for i in range(4):
         train(host, "a", steps=1)
         directory = tmp_path / f"snap{i}" if i % 2 else None
         host.snapshot_sampler("a", f"s{i}", directory)
         expected[f"s{i}"] = host.prompt_logprobs(f"s{i}", SEQ)
-    host.save_state("a", tmp_path / "train")
-    host.load_sampler("from-train", tmp_path / "train")
-    host.load_sampler("from-snap", tmp_path / "snap1")
+    host.trainers.save_state("a", tmp_path / "train")
+    host.snapshots.load("from-train", tmp_path / "train")
+    host.snapshots.load("from-snap", tmp_path / "snap1")
     for sampler_id, lps in expected.items():  # evicted ones come back from disk, exactly
         assert host.prompt_logprobs(sampler_id, SEQ)[1:] == lps[1:], sampler_id
     assert host.prompt_logprobs("from-snap", SEQ)[1:] == expected["s1"][1:]
     assert host.prompt_logprobs("from-train", SEQ)[1:] == expected["s3"][1:]
-    assert read_checkpoint_info(tmp_path / "snap1").kind == "sampler"
+    assert read_adapter_info(tmp_path / "snap1").kind == "sampler"
     host.snapshot_sampler("a", "s0")  # same id again: replaced
-    host.drop_sampler("s1")
+    host.snapshots.drop("s1")
     with pytest.raises(UserError, match="unknown sampler 's1'"):
         host.sample("s1", SEQ[:3], 1, 2)
     with pytest.raises(UserError, match="no optimizer state"):
-        host.create_adapter_from_state("x", tmp_path / "snap1", with_optimizer=True)
+        host.trainers.create_from_state("x", tmp_path / "snap1", with_optimizer=True)
     with pytest.raises(UserError, match="no adapter checkpoint"):
-        host.load_sampler("nowhere", tmp_path / "missing")
+        host.snapshots.load("nowhere", tmp_path / "missing")
     host.close()
 
 
 def test_incompatible_checkpoints_are_refused(model_dir: Path, tmp_path: Path) -> None:
     host = ModelHost.load(model_dir, "tiny-test", device="cpu")
-    host.create_adapter("a", SPEC)
-    host.save_state("a", tmp_path / "ckpt")
+    host.trainers.create("a", SPEC)
+    host.trainers.save_state("a", tmp_path / "ckpt")
     small = ModelHost.load(model_dir, "tiny-test", device="cpu")
-    small.create_adapter("b", LoraSpec(rank=2, seed=0))
+    small.trainers.create("b", LoraSpec(rank=2, seed=0))
     with pytest.raises(UserError, match="rank 4"):
-        small.load_state("b", tmp_path / "ckpt", with_optimizer=False)
+        small.trainers.load_state("b", tmp_path / "ckpt", with_optimizer=False)
     with pytest.raises(UserError, match="no adapter checkpoint"):
-        small.load_state("b", tmp_path / "missing", with_optimizer=False)
+        small.trainers.load_state("b", tmp_path / "missing", with_optimizer=False)
 
     config = LlamaConfig.from_pretrained(str(model_dir))
     config.hidden_size, config.intermediate_size = 48, 96
@@ -631,11 +657,11 @@ def test_incompatible_checkpoints_are_refused(model_dir: Path, tmp_path: Path) -
     (other_dir / "tokenizer_config.json").write_bytes(tokenizer_config)
     wider = ModelHost.load(other_dir, "wider", device="cpu")
     with pytest.raises(UserError, match="has shape"):
-        wider.load_sampler("s", tmp_path / "ckpt")
+        wider.snapshots.load("s", tmp_path / "ckpt")
     with pytest.raises(UserError, match="has shape"):
-        wider.create_adapter_from_state("c", tmp_path / "ckpt", with_optimizer=True)
-    assert not wider.has_adapter("c") and not wider.has_sampler("s")
-    wider.create_adapter("c", SPEC)  # nothing half-made was left behind
+        wider.trainers.create_from_state("c", tmp_path / "ckpt", with_optimizer=True)
+    assert not wider.trainers.has("c") and not wider.snapshots.has("s")
+    wider.trainers.create("c", SPEC)  # nothing half-made was left behind
 
 
 # Bad input --------------------------------------------------------------------------------
@@ -689,7 +715,7 @@ def test_bad_forward_backward_inputs(
     config: dict[str, float],
     message: str,
 ) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     full: dict[str, np.ndarray] = {
         "target_tokens": np.arange(1, 8),
         "weights": np.ones(7, np.float32),
@@ -705,23 +731,23 @@ def test_bad_forward_backward_inputs(
             full[key] = value
     with pytest.raises(UserError, match=message):
         host.forward_backward("a", [DatumIn(list(range(7)), full)], loss, config, True)
-    assert all(p.grad is None for p in host.adapter_parameters("a").values())
+    assert all(p.grad is None for p in host.trainers.parameters("a").values())
 
 
 def test_bad_requests(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     with pytest.raises(UserError, match="model_input tokens contains token id 300"):
         host.forward_backward("a", [ce_datum([1, 2, 300, 4])], "cross_entropy", {}, False)
     with pytest.raises(UserError, match=r"datum 1: 200 tokens exceed .* 128"):
         host.forward_backward("a", [ce_datum(SEQ), ce_datum([1] * 201)], "cross_entropy", {}, True)
     with pytest.raises(UserError, match="unknown training adapter 'zz'"):
-        host.optim_step("zz", 1e-3)
+        host.trainers.optim_step("zz", 1e-3)
     with pytest.raises(UserError, match="already exists"):
-        host.create_adapter("a", SPEC)
+        host.trainers.create("a", SPEC)
     with pytest.raises(UserError, match="rank must be a positive integer"):
-        host.create_adapter("r0", LoraSpec(rank=0))
+        host.trainers.create("r0", LoraSpec(rank=0))
     with pytest.raises(UserError, match="at least one of train_mlp"):
-        host.create_adapter("none", LoraSpec(4, None, False, False, False))
+        host.trainers.create("none", LoraSpec(4, None, False, False, False))
     with pytest.raises(UserError, match="unknown sampler 'nope'"):
         host.sample("nope", [1, 2], 1, 4)
     with pytest.raises(UserError, match=r"prompt contains token id 1000"):
@@ -733,7 +759,7 @@ def test_bad_requests(host: ModelHost) -> None:
     with pytest.raises(UserError, match="top_p"):
         host.sample(None, [1, 2], 1, 4, top_p=0.0)
     with pytest.raises(UserError, match=r"invalid AdamParams\.beta2"):
-        host.optim_step("a", 1e-3, beta2=1.0)
+        host.trainers.optim_step("a", 1e-3, beta2=1.0)
     with pytest.raises(UserError, match="prompt is empty"):
         host.prompt_logprobs(None, [])
 
@@ -743,17 +769,17 @@ def test_builtin_tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> No
     from rl_verifier_server.tiny_model import ensure_tiny_model
 
     host = ModelHost.load(ensure_tiny_model(tmp_path_factory.mktemp("cache")), "rlv/tiny-chat")
-    text = host.tokenizer.apply_chat_template(
+    text = host.base.tokenizer.apply_chat_template(
         [{"role": "user", "content": "Is 2 + 2 = 4?"}], add_generation_prompt=True, tokenize=False
     )
-    prompt = host.tokenizer.encode(text, add_special_tokens=False)
-    host.create_adapter("a", LoraSpec(rank=8, seed=0))
+    prompt = host.base.tokenizer.encode(text, add_special_tokens=False)
+    host.trainers.create("a", LoraSpec(rank=8, seed=0))
     samples = host.sample(None, prompt, 4, 24, stop=["<|im_end|>", "\n"], seed=0)
     stops = ("<|im_end|>", "\n")
     assert {s.stop_reason for s in samples} == {"stop", "length"}
     for sample in samples:
-        text = host.tokenizer.decode(sample.tokens)
-        before = host.tokenizer.decode(sample.tokens[:-1])
+        text = host.base.tokenizer.decode(sample.tokens)
+        before = host.base.tokenizer.decode(sample.tokens[:-1])
         assert not any(stop in before for stop in stops)
         assert any(stop in text for stop in stops) == (sample.stop_reason == "stop")
         full = prompt + sample.tokens
@@ -765,7 +791,7 @@ def test_builtin_tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> No
 
 
 def test_throughput_smoke(host: ModelHost) -> None:
-    host.create_adapter("a", SPEC)
+    host.trainers.create("a", SPEC)
     data = [ce_datum(SEQ * 4) for _ in range(8)]
     start = time.perf_counter()
     for _ in range(3):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rl_verifier_server import session_calls, training_calls
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.limits import Limits
 from rl_verifier_server.service import Service
@@ -19,24 +20,24 @@ def test_a_silent_session_is_ended_and_frees_its_training_client(tmp_path: Path)
 
     def create(session: str) -> str:
         body = {"session_id": session, "model_seq_id": 0, "base_model": "rlv/tiny-chat"}
-        return service.create_model({**body, "lora_config": {"rank": 1}})
+        return training_calls.create_model(service, {**body, "lora_config": {"rank": 1}})
 
     async def scenario() -> None:
-        quiet = service.create_session()
+        quiet = service.sessions.create()
         outcome = await service.futures.wait(create(quiet), timeout_s=300)
         assert outcome is not None and outcome.error is None
-        busy = service.create_session()
+        busy = service.sessions.create()
         with pytest.raises(StatusError, match="--max-training-clients") as full:
             create(busy)
         assert full.value.status == 429
         now[0] = 50.0
-        service.heartbeat({"session_id": busy})
+        service.sessions.use(busy)
         now[0] = 70.0  # quiet: silent for 70 s; busy: 20 s
-        assert service.end_idle_sessions() == 1
+        assert session_calls.end_idle_sessions(service) == 1
         outcome = await service.futures.wait(create(busy), timeout_s=300)
         assert outcome is not None and outcome.error is None
         with pytest.raises(StatusError) as ended:
-            service.heartbeat({"session_id": quiet})
+            service.sessions.use(quiet)
         assert ended.value.status == 410  # the SDK stops heartbeating on 410
 
     try:
@@ -48,10 +49,10 @@ def test_a_silent_session_is_ended_and_frees_its_training_client(tmp_path: Path)
 def test_an_unknown_session_is_taken_up_after_a_restart(tmp_path: Path) -> None:
     service = Service(tmp_path)
     try:
-        service.heartbeat({"session_id": "s0123456789ab"})  # from a previous server process
+        service.sessions.use("s0123456789ab")  # from a previous server process
         assert service.sessions.ids() == ["s0123456789ab"]
         with pytest.raises(StatusError) as unknown:
-            service.session("never-seen")  # looking one up does not create it
+            service.sessions.get("never-seen")  # looking one up does not create it
         assert unknown.value.status == 404
     finally:
         service.close()

@@ -7,10 +7,11 @@ KIND is ``weights`` (from ``save_state``: adapter and optimizer) or ``sampler_we
 list and load what an earlier one saved.
 
 A checkpoint is written whole into a hidden staging folder next to its place (record
-included), then renamed into place; replacing one moves the old folder aside first and
-deletes it after. A server killed at any moment leaves only hidden folders behind, which
-``recover`` (run at start) deletes, or puts back when the replacement never arrived. So
-a listed checkpoint is always complete.
+included), then moved into place with ``rl_verifier.atomic.replace_directory``, which
+moves an old folder of that name aside first and deletes it after. A server killed at
+any moment leaves only hidden folders behind, which ``recover`` (run at start) deletes,
+or puts back when the replacement never arrived. So a listed checkpoint is always
+complete.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rl_verifier.atomic import replace_directory, write_text
 from rl_verifier.errors import UserError
 from rl_verifier_server.names import check_name, child_path
 from rl_verifier_server.testhooks import pause_point
@@ -87,26 +89,19 @@ class CheckpointStore:
         if not overwrite and self.exists(ref):
             raise UserError(f"checkpoint {ref.uri} exists; pass overwrite=True to replace it")
         final.parent.mkdir(parents=True, exist_ok=True)
-        staging = final.parent / f".{ref.name}{STAGING}{uuid.uuid4().hex[:8]}"
+        staging = _hidden_sibling(final, STAGING)
         try:
             yield staging
             staging.mkdir(exist_ok=True)
             record = {**meta, "tinker_path": ref.uri, "time": datetime.now(UTC).isoformat()}
-            (staging / META).write_text(json.dumps(record, indent=2))
-            self._move_into_place(staging, final)
+            write_text(staging / META, json.dumps(record, indent=2))
+            aside = _hidden_sibling(final, RETIRED)
+            replace_directory(
+                staging, final, aside, lambda: pause_point("save_state.swap", ref.name)
+            )
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-
-    def _move_into_place(self, staging: Path, final: Path) -> None:
-        if not final.exists():
-            os.replace(staging, final)
-            return
-        retired = final.parent / f".{final.name}{RETIRED}{uuid.uuid4().hex[:8]}"
-        os.replace(final, retired)
-        pause_point("save_state.swap", final.name)
-        os.replace(staging, final)
-        shutil.rmtree(retired, ignore_errors=True)
 
     def recover(self) -> None:
         """Clean up after a killed server: drop staging folders, restore a checkpoint that
@@ -171,3 +166,8 @@ class CheckpointStore:
         else:
             runs = []
         return [run_dir / kind for run_dir in runs for kind in KINDS if (run_dir / kind).is_dir()]
+
+
+def _hidden_sibling(final: Path, marker: str) -> Path:
+    """``.NAME<marker>XXXXXXXX`` beside ``final``: what ``recover`` looks for."""
+    return final.parent / f".{final.name}{marker}{uuid.uuid4().hex[:8]}"

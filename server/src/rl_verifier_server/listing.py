@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier.errors import UserError
@@ -9,19 +10,19 @@ from rl_verifier_server.checkpoint_store import CheckpointRef, CheckpointStore
 from rl_verifier_server.names import check_name
 
 if TYPE_CHECKING:
-    from rl_verifier_server.service import TrainingModel
+    from rl_verifier_server.training_clients import TrainingClient
 
 
 def training_run(
-    store: CheckpointStore, models: dict[str, TrainingModel], run_id: str
+    store: CheckpointStore, clients: Mapping[str, TrainingClient], run_id: str
 ) -> dict[str, Any]:
     check_name(run_id, "training run id")
-    model = models.get(run_id)
+    client = clients.get(run_id)
     checkpoints = store.listing(run_id)
-    if model is None and not checkpoints:
+    if client is None and not checkpoints:
         raise UserError(f"unknown training run '{run_id}'")
-    if model is not None:
-        base, rank, last = model.base_model, model.spec.rank, model.last_request_time
+    if client is not None:
+        base, rank, last = client.base_model, client.spec.rank, client.last_request_time
     else:
         meta = store.read_meta(CheckpointRef.parse(checkpoints[0]["tinker_path"]))
         base, rank, last = meta["base_model"], meta["lora"]["rank"], checkpoints[0]["time"]
@@ -40,10 +41,12 @@ def training_run(
     }
 
 
-def training_runs(store: CheckpointStore, models: dict[str, TrainingModel]) -> list[dict[str, Any]]:
-    runs = set(models)
+def training_runs(
+    store: CheckpointStore, clients: Mapping[str, TrainingClient]
+) -> list[dict[str, Any]]:
+    runs = set(clients)
     runs |= {c["tinker_path"].split("/")[2] for c in store.listing()}
-    return [training_run(store, models, run) for run in sorted(runs)]
+    return [training_run(store, clients, run) for run in sorted(runs)]
 
 
 def weights_info(store: CheckpointStore, request: dict[str, Any]) -> dict[str, Any]:

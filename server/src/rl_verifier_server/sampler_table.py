@@ -1,4 +1,7 @@
-"""The samplers a server holds: at most ``limit``, the least recently used released first.
+"""The samplers clients hold: at most ``limit``, the least recently used released first.
+
+A client's sampler (a sampling session id, or an ad hoc one) points at a sampler snapshot
+on a model host (``runtime.snapshots``), or at the bare base model.
 
 Mutations run on the compute thread (they free adapters on the model host); lookups may
 come from the event loop. A released sampler's id is remembered for a while, so using it
@@ -24,7 +27,7 @@ class ClientSampler:
     sampler_id: str
     session_id: str
     host: ModelHost
-    adapter: str | None  # None: the base model itself
+    adapter: str | None  # its snapshot id on the host; None: the base model itself
     model_path: str | None
 
 
@@ -82,5 +85,5 @@ class SamplerTable:
 
 
 def free(sampler: ClientSampler) -> None:
-    if sampler.adapter is not None and sampler.host.has_sampler(sampler.adapter):
-        sampler.host.drop_sampler(sampler.adapter)
+    if sampler.adapter is not None and sampler.host.snapshots.has(sampler.adapter):
+        sampler.host.snapshots.drop(sampler.adapter)

@@ -121,6 +121,6 @@ def lock_data_dir(data_dir: Path) -> IO[str]:
 
 async def warm(service: Service, name: str) -> None:
     try:
-        await service.on_compute(lambda: service.hosts.get(name))
+        await service.compute.run(lambda: service.hosts.get(name))
     except Exception as exc:  # noqa: BLE001 - a failed preload is reported, not fatal
         log.warning("could not preload %s: %s", name, exc)

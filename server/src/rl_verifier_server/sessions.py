@@ -45,6 +45,13 @@ class Sessions:
     def find(self, session_id: str) -> Session | None:
         return self._items.get(session_id)
 
+    def get(self, session_id: str) -> Session:
+        """The session of that id, live or ended; unknown is a 404."""
+        session = self._items.get(session_id)
+        if session is None:
+            raise StatusError(f"unknown session '{session_id}'", status=404)
+        return session
+
     def use(self, session_id: object) -> Session:
         """The live session of that id, marked as seen (taken up if unknown)."""
         session_id = check_name(session_id, "session id")

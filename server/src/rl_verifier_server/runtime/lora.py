@@ -20,7 +20,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from torch import nn
 
 from rl_verifier.errors import UserError
-from rl_verifier_server.runtime.types import LoraSpec
+from rl_verifier_server.runtime.types import AdapterLayout, LoraSpec
 
 ATTN_LEAVES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_LEAVES = ("gate_proj", "up_proj", "down_proj")
@@ -88,10 +88,15 @@ class LayerMap:
         return targets
 
 
-def lora_config(rank: int, alpha: float, targets: list[str]) -> LoraConfig:
-    options: dict[str, Any] = {"lora_alpha": alpha}  # peft annotates int; floats work
+def lora_config(layout: AdapterLayout) -> LoraConfig:
+    """The peft config of an adapter of that layout (dropout 0, no bias)."""
+    options: dict[str, Any] = {"lora_alpha": layout.alpha}  # peft annotates int; floats work
     return LoraConfig(
-        r=rank, target_modules=list(targets), lora_dropout=0.0, bias="none", **options
+        r=layout.spec.rank,
+        target_modules=list(layout.targets),
+        lora_dropout=0.0,
+        bias="none",
+        **options,
     )
 
 

@@ -42,6 +42,20 @@ class LoraSpec:
             raise UserError("at least one of train_mlp, train_attn, train_unembed must be true")
 
 
+@dataclass(frozen=True)
+class AdapterLayout:
+    """The shape of one LoRA adapter: what a checkpoint must match to load into it."""
+
+    spec: LoraSpec
+    alpha: float
+    targets: tuple[str, ...]  # peft target_modules
+
+    def matches(self, other: AdapterLayout) -> bool:
+        """Same rank, alpha and targets: the weights of one load into the other."""
+        mine = (self.spec.rank, self.alpha, self.targets)
+        return mine == (other.spec.rank, other.alpha, other.targets)
+
+
 @dataclass
 class DatumIn:
     """One training example: the model input and its ``loss_fn_inputs``."""
@@ -66,13 +80,11 @@ class SampledSequence:
 
 
 @dataclass(frozen=True)
-class CheckpointInfo:
-    """What ``read_checkpoint_info`` finds in an adapter directory written by the runtime."""
+class AdapterInfo:
+    """What ``read_adapter_info`` finds in an adapter folder written by the runtime."""
 
     kind: str  # "training" (save_state) or "sampler" (snapshot_sampler)
     base_model: str
-    spec: LoraSpec
-    lora_alpha: float
-    target_modules: tuple[str, ...]
+    layout: AdapterLayout
     step: int
     has_optimizer: bool

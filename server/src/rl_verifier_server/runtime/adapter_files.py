@@ -1,23 +1,22 @@
-"""Adapter checkpoints on disk.
+"""An adapter folder on disk: the tensors of one LoRA adapter, saved and read back.
 
-A checkpoint directory holds:
+A folder holds:
 
 * ``adapter_model.safetensors`` and ``adapter_config.json``: a standard peft LoRA adapter
-  (``PeftModel.from_pretrained(base, directory)`` loads it);
+  (``PeftModel.from_pretrained(base, folder)`` loads it);
 * ``rlv_adapter.json``: kind (training or sampler), base model name, LoraSpec, alpha,
   target modules, optimizer step count;
-* ``optimizer.safetensors`` (training checkpoints saved with the optimizer): AdamW's
+* ``optimizer.safetensors`` (training adapters saved with the optimizer): AdamW's
   ``step``, ``exp_avg`` and ``exp_avg_sq`` per parameter, keyed ``<param>::<field>``.
 
-Writes are atomic: everything goes to a hidden sibling folder that is renamed into place
-(replacing an older checkpoint of the same name). Other files the caller adds to the
-directory afterwards are ignored on read.
+Writes are atomic: everything goes to a hidden sibling folder that replaces the target
+folder whole (``rl_verifier.atomic.replace_directory``). Other files the caller adds to the
+folder afterwards are ignored on read.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import uuid
 from pathlib import Path
@@ -26,8 +25,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from rl_verifier.atomic import replace_directory, write_text
 from rl_verifier.errors import UserError
-from rl_verifier_server.runtime.types import CheckpointInfo, LoraSpec
+from rl_verifier_server.runtime.types import AdapterInfo, AdapterLayout, LoraSpec
 from rl_verifier_server.testhooks import pause_point
 
 META_FILE = "rlv_adapter.json"
@@ -36,9 +36,9 @@ OPTIMIZER_FILE = "optimizer.safetensors"
 FORMAT_VERSION = 1
 
 
-def write_checkpoint(
+def write_adapter(
     directory: Path,
-    info: CheckpointInfo,
+    info: AdapterInfo,
     peft_config: Any,
     weights: dict[str, torch.Tensor],
     optimizer: dict[str, torch.Tensor] | None,
@@ -57,14 +57,14 @@ def write_checkpoint(
             "format": FORMAT_VERSION,
             "kind": info.kind,
             "base_model": info.base_model,
-            "lora": info.spec.to_json(),
-            "lora_alpha": info.lora_alpha,
-            "target_modules": list(info.target_modules),
+            "lora": info.layout.spec.to_json(),
+            "lora_alpha": info.layout.alpha,
+            "target_modules": list(info.layout.targets),
             "step": info.step,
             "has_optimizer": optimizer is not None,
         }
-        (staging / META_FILE).write_text(json.dumps(meta, indent=2))
-        _swap_into_place(staging, directory)
+        write_text(staging / META_FILE, json.dumps(meta, indent=2))
+        replace_directory(staging, directory)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -74,29 +74,22 @@ def _cpu(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {key: t.detach().to("cpu").contiguous() for key, t in tensors.items()}
 
 
-def _swap_into_place(staging: Path, directory: Path) -> None:
-    if not directory.exists():
-        os.replace(staging, directory)
-        return
-    retired = directory.parent / f".{directory.name}.old-{uuid.uuid4().hex[:8]}"
-    os.replace(directory, retired)
-    os.replace(staging, directory)
-    shutil.rmtree(retired, ignore_errors=True)
-
-
-def read_checkpoint_info(directory: Path) -> CheckpointInfo:
-    """The metadata of a checkpoint written by the runtime, or UserError."""
+def read_adapter_info(directory: Path) -> AdapterInfo:
+    """The metadata of an adapter folder written by the runtime, or a UserError."""
     meta_file = Path(directory) / META_FILE
     if not meta_file.is_file():
         raise UserError(f"no adapter checkpoint found at {directory}")
     try:
         meta = json.loads(meta_file.read_text())
-        return CheckpointInfo(
+        layout = AdapterLayout(
+            spec=LoraSpec.from_json(meta["lora"]),
+            alpha=float(meta["lora_alpha"]),
+            targets=tuple(meta["target_modules"]),
+        )
+        return AdapterInfo(
             kind=str(meta["kind"]),
             base_model=str(meta["base_model"]),
-            spec=LoraSpec.from_json(meta["lora"]),
-            lora_alpha=float(meta["lora_alpha"]),
-            target_modules=tuple(meta["target_modules"]),
+            layout=layout,
             step=int(meta["step"]),
             has_optimizer=bool(meta["has_optimizer"]),
         )

@@ -1,0 +1,89 @@
+"""The compute thread: every piece of torch work runs on it, one at a time, in order.
+
+Work submitted as a request gets a future id at once; its outcome (a result, or an error
+as ``user`` or ``server`` category) resolves that future when the work is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from rl_verifier.errors import UserError
+from rl_verifier_server.futures import FutureTable, Outcome
+from rl_verifier_server.ordering import SequencedQueue
+
+log = logging.getLogger("rl_verifier_server")
+T = TypeVar("T")
+
+
+class ComputeThread:
+    def __init__(self, futures: FutureTable) -> None:
+        self.futures = futures
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlv-compute")
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """Run ``work`` on the compute thread and return its value (direct endpoints)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work)
+
+    def dispatch(self, request_id: str, work: Callable[[], object]) -> None:
+        """Queue ``work`` now; its outcome resolves the future ``request_id``."""
+        pending = asyncio.get_running_loop().run_in_executor(self._executor, guarded(work))
+
+        async def settle() -> None:
+            self.futures.resolve(request_id, await pending)
+
+        task = asyncio.get_running_loop().create_task(settle())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def submit(self, kind: str, work: Callable[[], object]) -> str:
+        """Queue ``work`` now as a request of ``kind``; its future id."""
+        request_id = self.futures.create(kind)
+        self.dispatch(request_id, work)
+        return request_id
+
+    def submit_in_order(
+        self, queue: SequencedQueue, seq_id: int, kind: str, work: Callable[[], object]
+    ) -> str:
+        """Queue ``work`` behind ``queue``'s earlier ``seq_id``s; a re-sent ``seq_id`` gets
+        the future id it got the first time."""
+        known = queue.lookup(seq_id)
+        if known is not None:
+            return known
+        request_id = self.futures.create(kind)
+        queue.add(seq_id, request_id, work)
+        return request_id
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run ``work`` after what is queued now, for no one's answer."""
+
+        def run() -> Outcome:
+            work()
+            return Outcome()
+
+        self._executor.submit(guarded(run))
+
+
+def guarded(work: Callable[[], object]) -> Callable[[], Outcome]:
+    """Turn exceptions into error outcomes: user faults as ``user``, the rest as ``server``."""
+
+    def run() -> Outcome:
+        try:
+            outcome = work()
+        except UserError as exc:
+            return Outcome(error=str(exc), category="user")
+        except Exception as exc:
+            log.exception("request failed")
+            return Outcome(error=f"internal error: {type(exc).__name__}: {exc}", category="server")
+        assert isinstance(outcome, Outcome)
+        return outcome
+
+    return run

@@ -1,0 +1,109 @@
+"""Tinker's sampling calls: open a sampling session, describe a sampler, sample.
+
+A sampler is a snapshot saved by a training client, a checkpoint, or a bare base model;
+``asample`` may also name a checkpoint or base model directly (an ad hoc sampler).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rl_verifier.errors import UserError
+from rl_verifier_server import fields
+from rl_verifier_server.checkpoint_store import CheckpointRef
+from rl_verifier_server.futures import Outcome
+from rl_verifier_server.sample_request import SampleCall
+from rl_verifier_server.sampler_table import ClientSampler
+from rl_verifier_server.service import Service
+from rl_verifier_server.training_clients import slot
+from rl_verifier_server.wire import encode_samples
+
+Source = tuple[CheckpointRef | None, str | None]  # a checkpoint, or a base model name
+
+
+async def create_sampling_session(service: Service, request: dict[str, Any]) -> str:
+    session = service.sessions.use(request.get("session_id"))
+    seq = fields.integer(request, "sampling_session_seq_id", minimum=0)
+    sampler_id = f"{session.session_id}:sample:{seq}"
+    source = _source(service, request)
+    await service.compute.run(lambda: _open(service, sampler_id, session.session_id, source))
+    return sampler_id
+
+
+def sampler_info(service: Service, sampler_id: str) -> dict[str, Any]:
+    sampler = service.samplers.get(sampler_id)
+    return {
+        "sampler_id": sampler_id,
+        "base_model": str(service.hosts.directory_of(sampler.host)),
+        "model_path": sampler.model_path,
+    }
+
+
+def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
+    """The future id, and the ids of the sequences it will hold."""
+    call = SampleCall.parse(request, service.limits)
+    sampler_id = fields.text(request, "sampling_session_id", None)
+    if sampler_id is not None:
+        service.samplers.get(sampler_id)
+        source: Source = (None, None)
+    else:
+        source = _source(service, request)
+
+    def work() -> Outcome:
+        sampler = _sampler_for(service, sampler_id, source)
+        sequences = sampler.host.sample(
+            sampler.adapter,
+            call.tokens,
+            num_samples=call.num_samples,
+            max_tokens=call.max_tokens,
+            temperature=call.temperature,
+            top_p=call.top_p,
+            top_k=call.top_k,
+            stop=call.stop,
+            seed=call.seed,
+        )
+        prompt_lps = (
+            sampler.host.prompt_logprobs(sampler.adapter, call.tokens)
+            if call.prompt_logprobs
+            else None
+        )
+        return Outcome(proto=encode_samples(sequences, prompt_lps))
+
+    request_id = service.compute.submit("Sample", work)
+    return request_id, [f"{request_id}:{i}" for i in range(call.num_samples)]
+
+
+def _source(service: Service, request: dict[str, Any]) -> Source:
+    path = fields.text(request, "model_path", None)
+    base_model = fields.text(request, "base_model", None)
+    ref = CheckpointRef.parse(path) if path else None
+    if ref is not None:
+        service.store.directory(ref)
+    if base_model is not None:
+        service.hosts.check(base_model)
+    if ref is None and not base_model:
+        raise UserError("sampling needs a sampling_session_id, a model_path or a base_model")
+    return ref, base_model
+
+
+def _open(service: Service, sampler_id: str, session_id: str, source: Source) -> None:
+    """Hold a sampler for ``source`` (compute thread: it may load a model or weights)."""
+    ref, base_model = source
+    if ref is not None:
+        meta = service.store.read_meta(ref)
+        host = service.hosts.get(base_model or meta["base_model"])
+        host.snapshots.load(slot("p", sampler_id), service.store.directory(ref))
+        sampler = ClientSampler(sampler_id, session_id, host, slot("p", sampler_id), ref.uri)
+    else:
+        sampler = ClientSampler(sampler_id, session_id, service.hosts.get(base_model), None, None)
+    service.samplers.add(sampler)
+
+
+def _sampler_for(service: Service, sampler_id: str | None, source: Source) -> ClientSampler:
+    """The sampler a request names, most recently used from now on."""
+    if sampler_id is None:  # ad hoc, by checkpoint or base model
+        ref, base_model = source
+        sampler_id = ref.uri if ref is not None else f"base:{base_model}"
+        if sampler_id not in service.samplers:
+            _open(service, sampler_id, "adhoc", source)
+    return service.samplers.use(sampler_id)

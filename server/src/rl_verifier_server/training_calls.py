@@ -1,0 +1,104 @@
+"""Tinker's training calls: create a LoRA training client, describe it, forward/backward,
+optimizer step. Each returns a future id (``get_info`` answers at once)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rl_verifier.errors import UserError
+from rl_verifier_server import fields
+from rl_verifier_server.futures import Outcome
+from rl_verifier_server.runtime import LoraSpec
+from rl_verifier_server.service import Service
+from rl_verifier_server.testhooks import pause_point
+from rl_verifier_server.training_clients import slot
+from rl_verifier_server.wire import decode_forward_backward, encode_forward_backward
+
+if TYPE_CHECKING:
+    from rl_verifier_server.runtime import ModelHost
+
+MAX_LORA_RANK = 1024
+
+
+def create_model(service: Service, request: dict[str, Any]) -> str:
+    session = service.sessions.use(request.get("session_id"))
+    model_id = service.clients.new_id(session, request)
+    lora = fields.mapping(request, "lora_config")
+    spec = LoraSpec(
+        rank=fields.integer(lora, "rank", 32, minimum=1),
+        seed=fields.integer(lora, "seed", None),
+        train_mlp=fields.flag(lora, "train_mlp", True),
+        train_attn=fields.flag(lora, "train_attn", True),
+        train_unembed=fields.flag(lora, "train_unembed", True),
+    )
+    if spec.rank > MAX_LORA_RANK:
+        raise UserError(f"LoRA rank must be at most {MAX_LORA_RANK}, got {spec.rank}")
+    optimizer = fields.text(fields.mapping(request, "optimizer_config"), "type", "adamw")
+    if optimizer != "adamw":
+        raise UserError(f"optimizer '{optimizer}' is not supported; use adamw")
+    base = request.get("base_model")
+    service.hosts.check(base)
+
+    def make() -> tuple[str, ModelHost, LoraSpec]:
+        host = service.hosts.get(base)
+        host.trainers.create(slot("m", model_id), spec)
+        return str(base), host, spec
+
+    answer = {"model_id": model_id, "type": "create_model"}
+    work = service.clients.creation(model_id, session, make, answer)
+    return service.compute.submit("CreateModel", work)
+
+
+def get_info(service: Service, request: dict[str, Any]) -> dict[str, Any]:
+    client = service.clients.use(request.get("model_id"))
+    directory = str(service.hosts.directory_of(client.host))
+    return {
+        "model_id": client.model_id,
+        "model_data": {"model_name": directory, "tokenizer_id": directory, "arch": None},
+        "is_lora": True,
+        "lora_rank": client.spec.rank,
+        "optimizer_config": {"type": "adamw"},
+    }
+
+
+def forward_backward(service: Service, body: bytes) -> str:
+    call = decode_forward_backward(body)
+    client = service.clients.use(call.model_id)
+    with client.checking(call.seq_id):
+        if not call.data:
+            raise UserError("forward_backward needs at least one datum")
+    kind = "Forward" if call.forward_only else "ForwardBackward"
+
+    def work() -> Outcome:
+        client.check_live()
+        result = client.host.forward_backward(
+            client.adapter, call.data, call.loss_fn, call.config, backward=not call.forward_only
+        )
+        return Outcome(proto=encode_forward_backward(result))
+
+    return service.clients.submit(client, call.seq_id, kind, work)
+
+
+def optim_step(service: Service, request: dict[str, Any]) -> str:
+    client = service.clients.use(request.get("model_id"))
+    seq_id = fields.integer(request, "seq_id")
+    with client.checking(seq_id):
+        adam = fields.mapping(request, "adam_params")
+        if not adam:
+            raise UserError("only AdamParams are supported by optim_step")
+        params = {
+            "learning_rate": fields.number(adam, "learning_rate"),
+            "beta1": fields.number(adam, "beta1", 0.9),
+            "beta2": fields.number(adam, "beta2", 0.95),
+            "eps": fields.number(adam, "eps", 1e-12),
+            "weight_decay": fields.number(adam, "weight_decay", 0.0),
+            "grad_clip_norm": fields.number(adam, "grad_clip_norm", 0.0),
+        }
+
+    def work() -> Outcome:
+        client.check_live()
+        metrics = client.host.trainers.optim_step(client.adapter, **params)
+        pause_point("optim_step", client.model_id)
+        return Outcome(json={"metrics": metrics, "type": "optim_step"})
+
+    return service.clients.submit(client, seq_id, "OptimStep", work)
