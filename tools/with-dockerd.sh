@@ -34,6 +34,7 @@ stop_dockerd() {
   fi
   wait "$dockerd_pid" 2>/dev/null
   dockerd_pid=
+  rm -f "$dockerd_log"
 }
 
 start_dockerd() {
@@ -53,7 +54,8 @@ start_dockerd() {
     kill -0 "$dockerd_pid" 2>/dev/null || break
     sleep 0.1
   done
-  say "dockerd did not come up (log $dockerd_log): docker tests will skip"
+  say "dockerd did not come up: docker tests will skip; its log:"
+  tail -n 5 "$dockerd_log" >&2
   stop_dockerd
   return 1
 }

@@ -55,7 +55,7 @@ def test_missing_image_is_reported_with_the_way_to_get_it(
     with pytest.raises(SandboxUnavailable, match=r"no-such-tag is not present.*RLV_SANDBOX_IMAGE"):
         DockerSandbox()
     monkeypatch.delenv(image.IMAGE_ENV)
-    assert DockerSandbox(max_containers=1).image == image.DEFAULT_IMAGE
+    assert DockerSandbox(max_idle=1).image == image.DEFAULT_IMAGE
 
 
 def test_fresh_container_per_job_leaves_nothing(docker_sb: DockerSandbox) -> None:
@@ -83,7 +83,7 @@ def test_containers_of_dead_processes_are_removed(docker_sb: DockerSandbox) -> N
     dead = f"{socket.gethostname()}:{4 << 22}"  # above pid_max: never alive
     config = container_config(docker_sb.image, Limits(), owner=dead)
     orphan = docker_sb._client.containers.run(**config)
-    DockerSandbox(max_containers=1).close()
+    DockerSandbox(max_idle=1).close()
     assert orphan.id not in container_ids(docker_sb)
 
 
@@ -137,3 +137,13 @@ def test_doctor_without_an_engine_fails_in_one_line(monkeypatch: pytest.MonkeyPa
     res = CliRunner().invoke(cli, ["sandbox", "doctor", "--backend", "docker"])
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit | None), res.exception
     assert "no  docker" in res.output and "does not work here" in res.output
+
+
+def test_sysv_ipc_does_not_outlive_the_job(docker_sb: DockerSandbox) -> None:
+    make = (
+        "import ctypes\nlibc = ctypes.CDLL(None)\n"
+        "print(libc.shmget(0, 4096, 0o1600) >= 0, libc.semget(0, 1, 0o1600) >= 0)"
+    )
+    assert docker_sb.run(py(make)).stdout == b"True True\n"
+    look = "print([len(open(f'/proc/sysvipc/{k}').readlines()) for k in ('shm', 'sem')])"
+    assert docker_sb.run(py(look)).stdout == b"[1, 1]\n"  # the header lines only

@@ -75,10 +75,29 @@ reap() {
 }
 """
 
+# Runs as the job uid after the job: removes what it left where it could write. Only globs
+# and builtins unless something is there.
+WIPE_SH = r"""
+set -- /job/* /job/.[!.]* /job/..?* /tmp/* /tmp/.[!.]* /tmp/..?* \
+  /dev/shm/* /dev/shm/.[!.]* /dev/shm/..?* /dev/mqueue/*
+for f; do
+  if [ -e "$f" ] || [ -L "$f" ]; then
+    chmod -R u+rwX /job /tmp /dev/shm 2>/dev/null
+    rm -rf "$@" 2>/dev/null
+    break
+  fi
+done
+for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do
+  { read -r header; read -r first; } < "$f" 2>/dev/null || continue
+  [ -n "$first" ] && { ipcrm --all 2>/dev/null; break; }
+done
+exit 0
+"""
+
 SUPERVISOR_SH = (
     REAP_FUNCTION
     + r"""
-U=$1 WALL=$2 RO_DIRS=$3 JOB_SH=$4; shift 4
+U=$1 WALL=$2 RO_DIRS=$3 JOB_SH=$4 WIPE_SH=$5; shift 5
 umask 022
 IFS=' ' read -r NONCE RO_LEN JOB_LEN || exit 120
 if [ "$RO_LEN" -gt 0 ]; then
@@ -124,14 +143,8 @@ kill $T 2>/dev/null; wait $T 2>/dev/null
 CLEAN=1
 reap || CLEAN=0
 w=0
-until setpriv --reuid="$U" --regid="$U" --clear-groups --inh-caps=-all sh -c '
-  for d in /job /tmp /dev/shm; do
-    chmod -R u+rwX "$d" 2>/dev/null
-    rm -rf "$d"/* "$d"/.[!.]* "$d"/..?* 2>/dev/null
-  done
-  rm -f /dev/mqueue/* 2>/dev/null
-  ipcrm --all 2>/dev/null
-  exit 0' 2>/dev/null; do
+until setpriv --reuid="$U" --regid="$U" --clear-groups --inh-caps=-all sh -c "$WIPE_SH" \
+  2>/dev/null; do
   w=$((w + 1)); [ $w -gt 50 ] && { CLEAN=0; break; }; reap
 done
 reap || CLEAN=0
@@ -190,7 +203,7 @@ def command(
     wall = f"{max(timer_s, 0.001):.3f}"
     job = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
     supervisor = ["/bin/sh", "-c", SUPERVISOR_SH, "rlv-supervisor", str(JOB_UID), wall]
-    return [*supervisor, ":".join(ro_dirs), JOB_SH, *rlimit_args(limits), *job]
+    return [*supervisor, ":".join(ro_dirs), JOB_SH, WIPE_SH, *rlimit_args(limits), *job]
 
 
 def stdin_payload(ro_tar: bytes, job_tar: bytes, stdin: bytes) -> tuple[str, bytes]:

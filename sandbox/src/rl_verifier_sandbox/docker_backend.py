@@ -116,7 +116,11 @@ def _owner() -> str:
 
 
 class DockerSandbox(Sandbox):
-    """Locked-down containers, one job at a time each; warm unless ``reuse=False``."""
+    """Locked-down containers, one job at a time each; warm unless ``reuse=False``.
+
+    A job takes an idle container of its mount layout or starts one (never waits: the caller
+    bounds concurrency); at most ``max_idle`` clean containers are kept warm, the oldest
+    going first."""
 
     name = "docker"
     isolates = True
@@ -126,7 +130,7 @@ class DockerSandbox(Sandbox):
         image: str | None = None,
         *,
         reuse: bool = True,
-        max_containers: int | None = None,
+        max_idle: int | None = None,
         client: Any = None,
     ) -> None:
         self.image = image or default_image()
@@ -134,11 +138,10 @@ class DockerSandbox(Sandbox):
         self._client = client if client is not None else _connect()
         self._api: Any = self._client.api
         _require_image(self._client, self.image)
-        self._max = max_containers or max(4, 2 * (os.cpu_count() or 1))
-        self._cond = threading.Condition()
-        self._idle: dict[Key, list[_Box]] = {}
+        self._max_idle = max_idle or 4 * (os.cpu_count() or 1)
+        self._lock = threading.Lock()
+        self._idle: list[_Box] = []  # oldest first
         self._all: dict[str, _Box] = {}
-        self._count = 0
         self._closed = False
         self._seen_paths = _SEEN_PATHS.setdefault(self.image, {})
         self._owner = _owner()
@@ -208,11 +211,10 @@ class DockerSandbox(Sandbox):
             raise
 
     def close(self) -> None:
-        with self._cond:
+        with self._lock:
             self._closed = True
             boxes = list(self._all.values())
             self._idle.clear()
-            self._cond.notify_all()
         killers = [threading.Thread(target=self._kill, args=(box,)) for box in boxes]
         for thread in killers:
             thread.start()
@@ -296,41 +298,20 @@ class DockerSandbox(Sandbox):
 
     def _acquire(self, prepared: _Prepared) -> _Box:
         key, limits = prepared.key, prepared.limits
-        box: _Box | None = None
-        victim: _Box | None = None
-        with self._cond:
-            while True:
-                if self._closed:
-                    raise SandboxUnavailable("the docker sandbox is closed")
-                idle = self._idle.get(key)
-                if idle:
-                    box = idle.pop()
-                    break
-                if self._count < self._max:
-                    self._count += 1
-                    break
-                victim = next((b for boxes in self._idle.values() for b in boxes), None)
-                if victim is not None:  # replaced by the container started below
-                    self._idle[victim.key].remove(victim)
-                    self._all.pop(victim.id, None)
-                    break
-                self._cond.wait()
-        if victim is not None:
-            self._kill(victim)
-        if box is not None:
-            try:
-                self._fit(box, limits)
-            except Exception:  # noqa: BLE001 - e.g. memory below what is in use: start afresh
-                self._discard(box)
-                return self._acquire(prepared)
-            return box
-        try:
+        with self._lock:
+            if self._closed:
+                raise SandboxUnavailable("the docker sandbox is closed")
+            box = next((b for b in reversed(self._idle) if b.key == key), None)
+            if box is not None:
+                self._idle.remove(box)
+        if box is None:
             return self._start(key, limits)
-        except BaseException:
-            with self._cond:
-                self._count -= 1
-                self._cond.notify()
-            raise
+        try:
+            self._fit(box, limits)
+        except Exception:  # noqa: BLE001 - e.g. memory below what is in use: start afresh
+            self._discard(box)
+            return self._start(key, limits)
+        return box
 
     def _start(self, key: Key, limits: Limits) -> _Box:
         docker = docker_module()
@@ -340,7 +321,7 @@ class DockerSandbox(Sandbox):
         except docker.errors.DockerException as exc:
             raise SandboxUnavailable(f"cannot start a container of {self.image}: {exc}") from exc
         box = _Box(container.id, key, limits.memory_bytes, limits.processes + launch.EXTRA_PIDS)
-        with self._cond:
+        with self._lock:
             self._all[box.id] = box
             closed = self._closed
         if closed:
@@ -362,19 +343,20 @@ class DockerSandbox(Sandbox):
         box.memory, box.pids = mem, pids
 
     def _release(self, box: _Box) -> None:
-        with self._cond:
-            if not self._closed and self.reuse and box.id in self._all:
-                self._idle.setdefault(box.key, []).append(box)
-                self._cond.notify()
-                return
-        self._discard(box)
+        """Keep ``box`` warm (dropping the oldest beyond ``max_idle``), or destroy it."""
+        with self._lock:
+            if self._closed or not self.reuse or box.id not in self._all:
+                drop = [box]
+            else:
+                self._idle.append(box)
+                drop, self._idle = self._idle[: -self._max_idle], self._idle[-self._max_idle :]
+        for old in drop:
+            self._discard(old)
 
     def _discard(self, box: _Box) -> None:
         self._kill(box)
-        with self._cond:
-            if self._all.pop(box.id, None) is not None:
-                self._count -= 1
-            self._cond.notify()
+        with self._lock:
+            self._all.pop(box.id, None)
 
     def _kill(self, box: _Box) -> None:
         with contextlib.suppress(Exception):  # already gone is fine
