@@ -42,14 +42,18 @@ def read_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}") from None
+    except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed config: {exc}") from None
     if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a table of settings")
+        raise UserError(f"{path}: expected a table of settings, got {type(data).__name__}")
     return data
 
 

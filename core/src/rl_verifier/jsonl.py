@@ -135,21 +135,47 @@ def load_samples_with_columns(
     return samples
 
 
-def read_finished(path: Path, model: type[Row]) -> list[Row]:
-    """Rows of a file that an interrupted writer may have left with a torn last line."""
+def read_json_objects(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Each JSON-object line of a file that rl-verifier appends to, with its line number.
+
+    A last line without its newline was torn by an interrupted writer and is left out;
+    any other malformed line is a ``UserError`` naming the file and line.
+    """
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
-    rows: list[Row] = []
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    lines = text.split("\n")
+    rows = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        torn = number == len(lines)  # no newline after it
         try:
-            rows.append(model.model_validate_json(line))
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if torn:
+                break
+            raise UserError(
+                f"{path}:{number}: malformed JSON: {exc.msg} at column {exc.colno}"
+            ) from None
+        if not isinstance(data, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
+        rows.append((number, data))
+    return rows
+
+
+def read_finished(path: Path, model: type[Row]) -> list[Row]:
+    """The rows an interrupted ``rlv verify`` left (none when the file does not exist)."""
+    if not path.exists():
+        return []
+    rows: list[Row] = []
+    for number, data in read_json_objects(path):
+        try:
+            rows.append(model.model_validate(data))
         except ValidationError:
-            if number == len(lines):
-                break  # torn by the interruption
             raise UserError(f"{path}:{number}: not a row this command wrote") from None
     return rows
 

@@ -16,14 +16,15 @@ import html
 import io
 import json
 import math
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier.atomic import write_files
+from rl_verifier.config_input import read_config_file
 from rl_verifier.errors import UserError
+from rl_verifier.train.rundir import RunDir
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -91,9 +92,10 @@ def load_run(run_dir: Path) -> Run:
     metrics_path = run_dir / "metrics.jsonl"
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: no such file (is {run_dir} a training run directory?)")
+    run = RunDir(run_dir)
     by_step: dict[int, dict[str, Any]] = {}
     previous = -1
-    for _number, row in _read_jsonl(metrics_path):
+    for row in run.rows("metrics.jsonl"):
         step = _as_step(row.get("step"))
         step = previous + 1 if step is None else step
         by_step[step] = row
@@ -101,68 +103,17 @@ def load_run(run_dir: Path) -> Run:
     if not by_step:
         raise UserError(f"{metrics_path}: empty: no steps logged yet")
     steps = sorted(by_step)
-
-    checkpoints = []
-    checkpoints_path = run_dir / "checkpoints.jsonl"
-    if checkpoints_path.is_file():
-        checkpoints = [row for _n, row in _read_jsonl(checkpoints_path)]
-
-    samples: deque[dict[str, Any]] = deque(maxlen=LAST_SAMPLES)
-    seen = 0
-    samples_path = run_dir / "samples.jsonl"
-    if samples_path.is_file():
-        for _n, row in _read_jsonl(samples_path):
-            samples.append(row)
-            seen += 1
+    all_samples = run.rows("samples.jsonl")
 
     return Run(
         path=run_dir,
         steps=steps,
         rows=[by_step[s] for s in steps],
-        config=_read_config(run_dir / "config.json"),
-        checkpoints=checkpoints,
-        samples=list(samples),
-        samples_seen=seen,
+        config=read_config_file(run.config_file) if run.config_file.is_file() else {},
+        checkpoints=run.rows("checkpoints.jsonl"),
+        samples=all_samples[-LAST_SAMPLES:],
+        samples_seen=len(all_samples),
     )
-
-
-def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(
-                f"{path}:{number}: malformed JSON: {exc.msg} at column {exc.colno}"
-            ) from None
-        if not isinstance(data, dict):
-            raise UserError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
-        rows.append((number, data))
-    return rows
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return data
 
 
 def _num(value: Any) -> float | None:

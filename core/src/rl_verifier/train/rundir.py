@@ -14,6 +14,7 @@ from typing import Any
 
 from rl_verifier.atomic import write_lines, write_text
 from rl_verifier.errors import UserError
+from rl_verifier.jsonl import read_json_objects
 
 FILES = ("metrics.jsonl", "samples.jsonl", "checkpoints.jsonl")
 
@@ -43,17 +44,9 @@ class RunDir:
             os.fsync(handle.fileno())
 
     def rows(self, name: str) -> list[dict[str, Any]]:
-        """Complete rows only: a line torn by a kill is ignored."""
+        """The log's rows; a line torn by a kill is left out, other damage is named."""
         path = self.path / name
-        if not path.exists():
-            return []
-        rows = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-        return rows
+        return [row for _, row in read_json_objects(path)] if path.is_file() else []
 
     def last_checkpoint(self) -> dict[str, Any] | None:
         saved = [row for row in self.rows("checkpoints.jsonl") if row.get("kind") == "state"]
