@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import stat
@@ -65,7 +66,10 @@ def test_docker_container_config() -> None:
     assert cfg["mem_limit"] == cfg["memswap_limit"] == 512 << 20
     assert cfg["pids_limit"] == 32 + EXTRA_PIDS and cfg["init"] is True
     assert cfg["cap_drop"] == ["ALL"] and set(cfg["cap_add"]) == {"SETUID", "SETGID", "KILL"}
-    assert cfg["security_opt"] == ["no-new-privileges"] and cfg["user"] == "0:0"
+    assert cfg["security_opt"][0] == "no-new-privileges" and cfg["user"] == "0:0"
+    profile = json.loads(cfg["security_opt"][1].removeprefix("seccomp="))
+    assert profile["defaultAction"] == "SCMP_ACT_ALLOW"
+    assert {"ptrace", "io_uring_setup", "unshare"} <= set(profile["syscalls"][0]["names"])
     assert cfg["nano_cpus"] == 1_000_000_000 and cfg["shm_size"] == 8 << 20
     assert set(cfg["tmpfs"]) == {"/tmp", "/job"} and "size=8388608" in cfg["tmpfs"]["/tmp"]
     assert "uid=65534" in cfg["tmpfs"]["/job"] and "mode=0700" in cfg["tmpfs"]["/job"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl_verifier_sandbox import _docker_launch as launch
+from rl_verifier_sandbox import _docker_seccomp
 from rl_verifier_sandbox._docker_layout import PROBE_SH, Layout, plan, ro_relative
 from rl_verifier_sandbox._docker_stream import Demux, PipeSink, feed_stdin, pump, raw_socket
 from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
@@ -39,7 +40,7 @@ UID = launch.JOB_UID
 LABEL = "rl-verifier-sandbox"
 OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
 BACKSTOP_S = 5.0  # past the job's deadline, a silent container is destroyed
-SESSION_GRACE_S = 2.0  # a session's own timer fires this long after the caller's deadline
+SESSION_GRACE_S = 30.0  # a session's own timer: a backstop well after the caller's deadline
 REAP_SH = "U=$1\n" + launch.REAP_FUNCTION + "reap\n"
 
 _LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
@@ -55,8 +56,7 @@ def container_config(
     job_tmp = f"rw,nosuid,nodev,size={limits.tmp_bytes},uid={UID},gid={UID},mode=0700"
     root_tmp = {"SizeBytes": limits.tmp_bytes, "Mode": 0o755}
     mounts: list[dict[str, Any]] = [
-        {"Type": "tmpfs", "Target": d, "TmpfsOptions": root_tmp}
-        for d in layout.ro_dirs
+        {"Type": "tmpfs", "Target": d, "TmpfsOptions": root_tmp} for d in layout.ro_dirs
     ]
     mounts += [
         {"Type": "bind", "Source": src, "Target": dst, "ReadOnly": True}
@@ -81,7 +81,7 @@ def container_config(
         "nano_cpus": 1_000_000_000,
         "cap_drop": ["ALL"],
         "cap_add": list(launch.CAPS),
-        "security_opt": ["no-new-privileges"],
+        "security_opt": ["no-new-privileges", f"seccomp={_docker_seccomp.profile()}"],
         "ulimits": [{"name": "core", "soft": 0, "hard": 0}],
         "environment": {"PATH": BASE_ENV["PATH"]},
         "auto_remove": True,
@@ -165,7 +165,6 @@ class DockerSandbox(Sandbox):
         """What enforces each limit (the keys of ``BwrapSandbox.mechanisms``)."""
         engine = _engine_info(self._client)
         cgroup = f"cgroup-v{engine.get('CgroupVersion') or '1'}"
-        options = " ".join(engine.get("SecurityOptions") or [])
         return {
             "memory": cgroup,
             "processes": cgroup,
@@ -179,7 +178,7 @@ class DockerSandbox(Sandbox):
             "uid": "setpriv",
             "network": "namespace",
             "filesystem": "namespace",
-            "syscalls": "seccomp" if "seccomp" in options else "none",
+            "syscalls": "seccomp",
         }
 
     def run(self, job: Job) -> Result:

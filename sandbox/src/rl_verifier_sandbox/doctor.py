@@ -263,8 +263,9 @@ def run_doctor(backend: str = "bwrap", *, image: str | None = None) -> dict[str,
         if target is None:
             return report
         report["checks"] = [asdict(check) for check in run_checks(target)]
-        if backend == "bwrap":
+        if backend in ("bwrap", "docker"):
             report["checks"].append(asdict(_probe_syscalls(target)))
+        if backend == "bwrap":
             report["checks"].append(asdict(_probe_forkserver(target)))
     finally:
         quiet.setLevel(level)
@@ -289,7 +290,8 @@ def run_checks(sb: Sandbox) -> list[Check]:
 
 
 def _probe_syscalls(sb: Sandbox) -> Check:
-    """Each call the bwrap seccomp filter denies fails with EPERM inside a job."""
+    """Each call the seccomp filter denies (bwrap's, also docker's profile) fails with EPERM
+    inside a job."""
     from rl_verifier_sandbox import seccomp
 
     try:
