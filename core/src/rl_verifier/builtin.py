@@ -7,11 +7,11 @@ import string
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.hookspecs import hookimpl
-from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 PUNCTUATION = str.maketrans("", "", string.punctuation)
 ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -23,7 +23,7 @@ def normalise_answer(text: str) -> str:
 
 
 class ExactMatchConfig(VerifierConfig):
-    answer_pattern: str = Field(
+    answer_pattern: Regex = Field(
         default=r"<answer>(.*?)</answer>",
         description="Regex whose first group is the answer; the whole text when it has no match.",
     )
@@ -32,22 +32,14 @@ class ExactMatchConfig(VerifierConfig):
     )
     normalise: bool = Field(default=True, description="Compare after SQuAD-style normalisation.")
 
-    @field_validator("answer_pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        re.compile(value)
-        return value
 
-
-class ExactMatch(Verifier):
+class ExactMatch(Verifier[ExactMatchConfig]):
     """Reward 1 when the answer equals one of reference.answers (or reference.answer)."""
 
     name = "exact_match"
-    Config = ExactMatchConfig
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
         config = self.config
-        assert isinstance(config, ExactMatchConfig)
         gold = reference_answers(task.reference)
         if not gold:
             return Verdict.failed("task reference has no 'answer' or 'answers'")
@@ -75,34 +67,26 @@ def reference_answers(reference: dict[str, Any]) -> list[str]:
 
 
 class FormatConfig(VerifierConfig):
-    pattern: str = Field(
+    pattern: Regex = Field(
         default=r"(?s)^.*<answer>.+?</answer>\s*$",
         description="Regex the whole completion must match (re.fullmatch).",
     )
 
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        re.compile(value)
-        return value
 
-
-class FormatGate(Verifier):
+class FormatGate(Verifier[FormatConfig]):
     """Reward 1 when the completion matches the required format, else 0."""
 
     name = "format"
-    Config = FormatConfig
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
         config = self.config
-        assert isinstance(config, FormatConfig)
         pattern = task.reference.get("format_pattern", config.pattern)
         matched = re.fullmatch(pattern, completion.text()) is not None
         return Verdict.ok(1.0 if matched else 0.0)
 
 
 @hookimpl
-def register_verifiers(register: Callable[[type[Verifier]], None]) -> None:
+def register_verifiers(register: VerifierRegistrar) -> None:
     register(ExactMatch)
     register(FormatGate)
 
@@ -118,6 +102,6 @@ def arithmetic_tasks(count: int = 32) -> list[Task]:
 
 
 @hookimpl
-def register_task_sets(register: Callable[[str, Callable[[], list[Task]]], None]) -> None:
+def register_task_sets(register: TaskSetRegistrar) -> None:
     register("exact_match-example", arithmetic_tasks)
     register("format-example", arithmetic_tasks)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Generic, cast, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypeVar
 
 from rl_verifier.contracts import Completion, Score, Task, Verdict
 from rl_verifier.errors import UserError, validation_problems
@@ -45,13 +47,28 @@ class VerifierMetadata(BaseModel):
     max_concurrency: int | None
 
 
-class Verifier:
+def _compiles(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a valid regex: {exc}") from None
+    return value
+
+
+Regex = Annotated[str, AfterValidator(_compiles)]
+"""A setting holding a regular expression: refused by name when it does not compile."""
+
+ConfigT = TypeVar("ConfigT", bound=VerifierConfig, covariant=True, default=VerifierConfig)
+
+
+class Verifier(Generic[ConfigT]):
     """Judges one completion of one task.
 
-    Subclasses set ``name`` and ``description``, may set ``Config`` and the other
-    class attributes, and implement ``verify`` (``async def`` or plain ``def``;
-    plain functions run off the event loop). ``open``/``close`` bracket the use of
-    expensive resources. ``batch_metrics`` reports figures over a whole batch.
+    Subclasses set ``name`` and ``description`` and implement ``verify`` (``async def``
+    or plain ``def``; plain functions run off the event loop). Settings: subclass
+    ``Verifier[MyConfig]`` (``MyConfig`` a ``VerifierConfig``) and ``self.config`` is a
+    ``MyConfig``. ``open``/``close`` bracket the use of expensive resources;
+    ``batch_metrics`` reports figures over a whole batch.
     """
 
     name: ClassVar[str] = ""
@@ -63,8 +80,24 @@ class Verifier:
     default_timeout_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int | None] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``class V(Verifier[MyConfig])`` needs no ``Config = MyConfig`` as well."""
+        super().__init_subclass__(**kwargs)
+        if "Config" in cls.__dict__:
+            return
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is Verifier:
+                [argument] = get_args(base)
+                if isinstance(argument, type) and issubclass(argument, VerifierConfig):
+                    cls.Config = argument
+
     def __init__(self, config: VerifierConfig | Mapping[str, Any] | None = None) -> None:
-        self.config = self.parse_config(config)
+        self._config = cast(ConfigT, self.parse_config(config))
+
+    @property
+    def config(self) -> ConfigT:
+        """The validated settings."""
+        return self._config
 
     @classmethod
     def parse_config(cls, config: VerifierConfig | Mapping[str, Any] | None) -> VerifierConfig:

@@ -48,7 +48,7 @@ class CalibrationConfig(VerifierConfig):
     )
 
 
-class CalibrationVerifier(Verifier):
+class CalibrationVerifier(Verifier[CalibrationConfig]):
     """Scores a probability forecast of a binary question with a proper scoring rule."""
 
     name = "calibration"
@@ -56,7 +56,6 @@ class CalibrationVerifier(Verifier):
         "Proper scoring rule (Brier, log, spherical or RLCR) on a stated probability of a "
         "resolved binary question; batch metrics: Brier, log loss, ECE, Brier skill."
     )
-    Config = CalibrationConfig
     # For the default rule (brier); ``bounds()`` gives the range of the configured rule.
     reward_range = (0.0, 1.0)
     deterministic = True
@@ -66,7 +65,6 @@ class CalibrationVerifier(Verifier):
     def settings(self) -> CalibrationConfig:
         """``config``, typed."""
         config = self.config
-        assert isinstance(config, CalibrationConfig)
         return config
 
     def bounds(self) -> tuple[float, float]:

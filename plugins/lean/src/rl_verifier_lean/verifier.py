@@ -30,11 +30,10 @@ if TYPE_CHECKING:
     from rl_verifier_sandbox.bwrap import BwrapSandbox
 
 
-class LeanVerifier(Verifier):
+class LeanVerifier(Verifier[LeanConfig]):
     """Lean 4 proofs: reward 1 when Lean accepts the trusted theorem with allowed axioms."""
 
     name: ClassVar[str] = "lean"
-    Config: ClassVar[type[VerifierConfig]] = LeanConfig
     needs_sandbox: ClassVar[bool] = True
     default_timeout_s: ClassVar[float] = 120.0
 
@@ -45,7 +44,6 @@ class LeanVerifier(Verifier):
 
     @property
     def settings(self) -> LeanConfig:
-        assert isinstance(self.config, LeanConfig)
         return self.config
 
     # Lifecycle ------------------------------------------------------------------------

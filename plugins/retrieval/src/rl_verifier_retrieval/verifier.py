@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from rl_verifier.contracts import Completion, Task, Verdict
 from rl_verifier.errors import UserError
-from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 from rl_verifier_retrieval.answers import exact_match, token_f1
 from rl_verifier_retrieval.cache import open_corpus_index
 from rl_verifier_retrieval.citations import parse_citations, strip_citations
@@ -41,7 +41,7 @@ class RetrievalConfig(VerifierConfig):
     backend: Literal["auto", "bm25s", "rank_bm25"] = Field(
         default="auto", description="BM25 backend for the corpus index (same scores either way)."
     )
-    answer_pattern: str | None = Field(
+    answer_pattern: Regex | None = Field(
         default=None,
         description="Regex whose first group is the answer; invalid when it does not match. "
         "Default: the whole completion with citation markers removed.",
@@ -49,7 +49,7 @@ class RetrievalConfig(VerifierConfig):
     answer_match: Literal["exact", "f1"] = Field(
         default="exact", description="exact: SQuAD exact match; f1: SQuAD token F1."
     )
-    citation_pattern: str | None = Field(
+    citation_pattern: Regex | None = Field(
         default=None,
         description="Extra citation regex whose first group (or whole match) is a document id; "
         "read besides [d1], [1] and [doc:ID].",
@@ -79,22 +79,12 @@ class RetrievalConfig(VerifierConfig):
         default=0.5, ge=0.0, description="Penalty per unit of hallucinated-citation share."
     )
 
-    @field_validator("answer_pattern", "citation_pattern")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regex: {exc}") from None
-        return value
-
 
 class ReferenceProblem(ValueError):
     """The task's reference cannot be used: a task problem, not the model's."""
 
 
-class RetrievalVerifier(Verifier):
+class RetrievalVerifier(Verifier[RetrievalConfig]):
     """Answer correctness plus citation precision/recall against a corpus or inline docs."""
 
     name = "retrieval"
@@ -102,7 +92,6 @@ class RetrievalVerifier(Verifier):
         "Reward 0.6·answer + 0.4·citation F1 − 0.5·hallucinated-citation share, in [0, 1]; "
         "citations [d1], [1], [doc:ID] checked against reference.support or doc content."
     )
-    Config = RetrievalConfig
     reward_range = (0.0, 1.0)
     deterministic = True
     default_timeout_s = 10.0
@@ -119,7 +108,6 @@ class RetrievalVerifier(Verifier):
     @property
     def settings(self) -> RetrievalConfig:
         config = self.config
-        assert isinstance(config, RetrievalConfig)
         return config
 
     async def open(self) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rl_verifier.verifier import VerifierConfig
+from rl_verifier.verifier import Regex, VerifierConfig
 from rl_verifier_tool_calls.citations import DEFAULT_CITE_PATTERN
 
 
@@ -89,20 +88,14 @@ class ToolCallsConfig(VerifierConfig):
     bfcl: BfclSettings = Field(
         default_factory=BfclSettings, description="How BFCL mode reads and matches calls."
     )
-    cite_pattern: str = Field(
+    cite_pattern: Regex = Field(
         default=DEFAULT_CITE_PATTERN,
         description="Regex of a citation; group 1 holds one id or a comma-separated list.",
     )
-    answer_pattern: str = Field(
+    answer_pattern: Regex = Field(
         default=r"<answer>(.*?)</answer>",
         description="Regex whose group 1 is the answer; the whole final turn when no match.",
     )
-
-    @field_validator("cite_pattern", "answer_pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        re.compile(value)
-        return value
 
     @model_validator(mode="after")
     def _target_within_max(self) -> ToolCallsConfig:

@@ -15,7 +15,7 @@ from rl_verifier_tool_calls.scoring import Outcome, reward_bounds, score_traject
 from rl_verifier_tool_calls.trajectory import read_trajectory
 
 
-class ToolCallsVerifier(Verifier):
+class ToolCallsVerifier(Verifier[ToolCallsConfig]):
     """Scores tool use: legal calls, cited ids that tools returned, few calls, right answer."""
 
     name = "tool_calls"
@@ -24,7 +24,6 @@ class ToolCallsVerifier(Verifier):
         "correctness, citation validity, call legality against JSON Schemas and thrift; "
         "or BFCL AST checking of function-call outputs (mode: bfcl)."
     )
-    Config = ToolCallsConfig
     reward_range = (-0.5, 1.0)
     deterministic = True
     default_timeout_s = 5.0
@@ -33,7 +32,6 @@ class ToolCallsVerifier(Verifier):
     def settings(self) -> ToolCallsConfig:
         """``config``, typed."""
         config = self.config
-        assert isinstance(config, ToolCallsConfig)
         return config
 
     def bounds(self) -> tuple[float, float]:
