@@ -22,10 +22,15 @@ from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rl_verifier.errors import UserError
-from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, read_adapter_info
+from rl_verifier_server.runtime import (
+    AdamParams,
+    DatumIn,
+    LoraSpec,
+    ModelHost,
+    read_adapter_info,
+)
 from rl_verifier_server.runtime.decoding import SamplingParams, StopCriteria, make_generator
 from rl_verifier_server.runtime.losses import LOSSES, LossDef, LossTerms
-from rl_verifier_server.runtime.optim import check_adam
 
 # Support: a tiny model and an independent LoRA reference --------------------------------
 
@@ -170,7 +175,7 @@ def train(host: ModelHost, adapter: str, steps: int = 3, lr: float = 2e-2) -> No
     """A few CE steps so that B != 0 and the adapter changes the model."""
     for _ in range(steps):
         host.forward_backward(adapter, [ce_datum(SEQ)], "cross_entropy", {}, backward=True)
-        host.trainers.optim_step(adapter, lr)
+        host.trainers.optim_step(adapter, AdamParams(lr))
 
 
 def forward_logprobs(host: ModelHost, adapter: str, seq: list[int]) -> np.ndarray:
@@ -331,7 +336,7 @@ def test_fresh_adapter_equals_base_model(host: ModelHost, reference: Reference) 
     lp = forward_logprobs(host, "a", SEQ)
     expected = reference.logprobs(SEQ[:-1], np.array(SEQ[1:])).detach().numpy()
     np.testing.assert_allclose(lp, expected, atol=1e-6)
-    base = np.array(host.prompt_logprobs(None, SEQ)[1:])
+    base = np.array(host.sampling.prompt_logprobs(None, SEQ)[1:])
     np.testing.assert_allclose(base, expected, atol=1e-6)
 
 
@@ -341,7 +346,7 @@ def test_forward_makes_no_grads_and_backward_accumulates(host: ModelHost) -> Non
     host.forward_backward("a", [ce_datum(SEQ)], "cross_entropy", {}, backward=False)
     assert all(p.grad is None for p in host.trainers.parameters("a").values())
     before = lora_weights(host, "a")
-    assert host.trainers.optim_step("a", 1.0)["grad_norm:mean"] == 0.0
+    assert host.trainers.optim_step("a", AdamParams(1.0))["grad_norm:mean"] == 0.0
     after = lora_weights(host, "a")
     assert all(torch.equal(before[k], after[k]) for k in before)
 
@@ -385,7 +390,7 @@ def test_cross_entropy_training_reduces_loss(host: ModelHost) -> None:
     for _ in range(20):
         result = host.forward_backward("a", [ce_datum(SEQ)], "cross_entropy", {}, backward=True)
         losses.append(result.metrics["loss:sum"])
-        host.trainers.optim_step("a", 1e-2, grad_clip_norm=10.0)
+        host.trainers.optim_step("a", AdamParams(1e-2, grad_clip_norm=10.0))
     assert losses[-1] < 0.3 * losses[0], losses
 
 
@@ -417,7 +422,7 @@ def test_sampler_logprobs_match_forward(host: ModelHost, trained: bool) -> None:
         train(host, "a")
     host.snapshot_sampler("a", "s")
     prompt = SEQ[:6]
-    samples = host.sample("s", prompt, num_samples=4, max_tokens=12, stop=[], seed=3)
+    samples = host.sampling.sample("s", prompt, num_samples=4, max_tokens=12, stop=[], seed=3)
     assert len(samples) == 4
     for sample in samples:
         assert len(sample.tokens) == len(sample.logprobs) == 12
@@ -425,18 +430,18 @@ def test_sampler_logprobs_match_forward(host: ModelHost, trained: bool) -> None:
         lp = forward_logprobs(host, "a", prompt + sample.tokens)
         np.testing.assert_allclose(sample.logprobs, lp[len(prompt) - 1 :], atol=1e-4)
         assert np.max(np.abs(np.array(sample.logprobs) - lp[len(prompt) - 1 :])) < 1e-5
-    prompt_lps = host.prompt_logprobs("s", SEQ)
+    prompt_lps = host.sampling.prompt_logprobs("s", SEQ)
     assert len(prompt_lps) == len(SEQ) and math.isnan(prompt_lps[0])
     np.testing.assert_allclose(prompt_lps[1:], forward_logprobs(host, "a", SEQ), atol=1e-5)
     if not trained:
-        base = host.sample(None, prompt, num_samples=4, max_tokens=12, stop=[], seed=3)
+        base = host.sampling.sample(None, prompt, num_samples=4, max_tokens=12, stop=[], seed=3)
         assert [s.tokens for s in base] == [s.tokens for s in samples]
 
 
 def test_seed_determinism(host: ModelHost) -> None:
-    first = host.sample(None, SEQ[:4], num_samples=3, max_tokens=10, stop=[], seed=7)
-    again = host.sample(None, SEQ[:4], num_samples=3, max_tokens=10, stop=[], seed=7)
-    other = host.sample(None, SEQ[:4], num_samples=3, max_tokens=10, stop=[], seed=8)
+    first = host.sampling.sample(None, SEQ[:4], num_samples=3, max_tokens=10, stop=[], seed=7)
+    again = host.sampling.sample(None, SEQ[:4], num_samples=3, max_tokens=10, stop=[], seed=7)
+    other = host.sampling.sample(None, SEQ[:4], num_samples=3, max_tokens=10, stop=[], seed=8)
     assert [s.tokens for s in first] == [s.tokens for s in again]
     assert [s.logprobs for s in first] == [s.logprobs for s in again]
     assert [s.tokens for s in first] != [s.tokens for s in other]
@@ -449,7 +454,7 @@ def test_greedy_is_argmax(host: ModelHost, reference: Reference) -> None:
     host.snapshot_sampler("a", "s")
     weights = lora_weights(host, "a")
     for kwargs in ({"temperature": 0.0}, {"top_k": 1}, {"top_p": 1e-6}):
-        [sample] = host.sample("s", SEQ[:5], 1, 8, stop=[], seed=1, **kwargs)
+        [sample] = host.sampling.sample("s", SEQ[:5], 1, 8, stop=[], seed=1, **kwargs)
         context = SEQ[:5]
         for token in sample.tokens:
             assert token == reference.argmax_next(context, weights, scaling(host)), kwargs
@@ -460,7 +465,7 @@ def test_top_k_restricts_support(host: ModelHost, reference: Reference) -> None:
     with torch.no_grad():
         logits = reference.model(input_ids=torch.tensor([SEQ[:5]])).logits[0, -1]
     allowed = set(torch.topk(logits, 3).indices.tolist())
-    samples = host.sample(None, SEQ[:5], num_samples=40, max_tokens=1, top_k=3, seed=0)
+    samples = host.sampling.sample(None, SEQ[:5], num_samples=40, max_tokens=1, top_k=3, seed=0)
     seen = {s.tokens[0] for s in samples}
     assert seen <= allowed and len(seen) > 1
 
@@ -486,12 +491,12 @@ def test_top_p_top_k_filtering(params: SamplingParams, support: set[int]) -> Non
 
 def test_stop_tokens_strings_and_length(host: ModelHost) -> None:
     prompt = SEQ[:5]
-    [free] = host.sample(None, prompt, 1, 20, temperature=0.0, stop=[])
+    [free] = host.sampling.sample(None, prompt, 1, 20, temperature=0.0, stop=[])
     assert free.stop_reason == "length" and len(free.tokens) == 20
 
     stop_token = free.tokens[6]
     first = free.tokens.index(stop_token)
-    [by_token] = host.sample(None, prompt, 1, 20, temperature=0.0, stop=[stop_token, 299])
+    [by_token] = host.sampling.sample(None, prompt, 1, 20, temperature=0.0, stop=[stop_token, 299])
     assert by_token.stop_reason == "stop"
     assert by_token.tokens == free.tokens[: first + 1]  # the stop token is kept
     assert by_token.logprobs == pytest.approx(free.logprobs[: first + 1], abs=1e-6)
@@ -500,7 +505,8 @@ def test_stop_tokens_strings_and_length(host: ModelHost) -> None:
     text = decode(free.tokens[4:8])
     stop_text = text[1:4] if len(text) >= 4 else text
     end = next(i for i in range(1, 21) if stop_text in decode(free.tokens[:i]))
-    [by_string] = host.sample(None, prompt, 1, 20, temperature=0.0, stop=[stop_text, "\x00zz"])
+    stops = [stop_text, "\x00zz"]
+    [by_string] = host.sampling.sample(None, prompt, 1, 20, temperature=0.0, stop=stops)
     assert by_string.stop_reason == "stop"
     assert by_string.tokens == free.tokens[:end]  # ends with the token completing the string
     assert stop_text in decode(by_string.tokens)
@@ -517,7 +523,7 @@ def test_stop_none_means_eos(host: ModelHost) -> None:
 
 
 def test_samples_stop_independently(host: ModelHost) -> None:
-    samples = host.sample(
+    samples = host.sampling.sample(
         None, SEQ[:3], num_samples=16, max_tokens=12, seed=5, stop=list(range(0, 300, 7))
     )
     lengths = {len(s.tokens) for s in samples}
@@ -536,7 +542,7 @@ def test_read_only_wire_arrays_and_any_int_seed(host: ModelHost) -> None:
     datum = DatumIn(SEQ[:-1], {"target_tokens": frozen, "weights": weights})
     result = host.forward_backward("big-seed", [datum], "cross_entropy", {}, backward=True)
     assert result.outputs[0]["logprobs"].shape == (len(SEQ) - 1,)
-    host.sample(None, SEQ[:3], 2, 3, seed=-5)
+    host.sampling.sample(None, SEQ[:3], 2, 3, seed=-5)
 
 
 # Snapshots, checkpoints -------------------------------------------------------------------
@@ -546,11 +552,11 @@ def test_snapshot_is_isolated_from_training(host: ModelHost) -> None:
     host.trainers.create("a", SPEC)
     train(host, "a", steps=1)
     host.snapshot_sampler("a", "old")
-    before = host.prompt_logprobs("old", SEQ)
-    old_samples = host.sample("old", SEQ[:4], 2, 6, seed=11)
+    before = host.sampling.prompt_logprobs("old", SEQ)
+    old_samples = host.sampling.sample("old", SEQ[:4], 2, 6, seed=11)
     train(host, "a", steps=3)
-    assert host.prompt_logprobs("old", SEQ)[1:] == before[1:]
-    assert host.sample("old", SEQ[:4], 2, 6, seed=11) == old_samples
+    assert host.sampling.prompt_logprobs("old", SEQ)[1:] == before[1:]
+    assert host.sampling.sample("old", SEQ[:4], 2, 6, seed=11) == old_samples
     assert not np.allclose(forward_logprobs(host, "a", SEQ), before[1:])
 
 
@@ -579,13 +585,13 @@ def test_save_and_restore_exactly(host: ModelHost, tmp_path: Path) -> None:
     }
     for adapter in ("a", "b"):
         host.forward_backward(adapter, [ce_datum(SEQ[::-1])], "cross_entropy", {}, backward=True)
-        host.trainers.optim_step(adapter, **adam)
+        host.trainers.optim_step(adapter, AdamParams(**adam))
     a, b = lora_weights(host, "a"), lora_weights(host, "b")
     assert all(torch.equal(a[k], b[k]) for k in a)
 
     host.trainers.create_from_state("fresh", tmp_path / "ckpt", with_optimizer=False)
     host.forward_backward("fresh", [ce_datum(SEQ[::-1])], "cross_entropy", {}, backward=True)
-    host.trainers.optim_step("fresh", **adam)
+    host.trainers.optim_step("fresh", AdamParams(**adam))
     fresh = lora_weights(host, "fresh")
     assert not all(torch.equal(a[k], fresh[k]) for k in a)  # other Adam moments
 
@@ -617,19 +623,19 @@ def test_samplers_from_directories_and_eviction(model_dir: Path, tmp_path: Path)
         train(host, "a", steps=1)
         directory = tmp_path / f"snap{i}" if i % 2 else None
         host.snapshot_sampler("a", f"s{i}", directory)
-        expected[f"s{i}"] = host.prompt_logprobs(f"s{i}", SEQ)
+        expected[f"s{i}"] = host.sampling.prompt_logprobs(f"s{i}", SEQ)
     host.trainers.save_state("a", tmp_path / "train")
     host.snapshots.load("from-train", tmp_path / "train")
     host.snapshots.load("from-snap", tmp_path / "snap1")
     for sampler_id, lps in expected.items():  # evicted ones come back from disk, exactly
-        assert host.prompt_logprobs(sampler_id, SEQ)[1:] == lps[1:], sampler_id
-    assert host.prompt_logprobs("from-snap", SEQ)[1:] == expected["s1"][1:]
-    assert host.prompt_logprobs("from-train", SEQ)[1:] == expected["s3"][1:]
+        assert host.sampling.prompt_logprobs(sampler_id, SEQ)[1:] == lps[1:], sampler_id
+    assert host.sampling.prompt_logprobs("from-snap", SEQ)[1:] == expected["s1"][1:]
+    assert host.sampling.prompt_logprobs("from-train", SEQ)[1:] == expected["s3"][1:]
     assert read_adapter_info(tmp_path / "snap1").kind == "sampler"
     host.snapshot_sampler("a", "s0")  # same id again: replaced
     host.snapshots.drop("s1")
     with pytest.raises(UserError, match="unknown sampler 's1'"):
-        host.sample("s1", SEQ[:3], 1, 2)
+        host.sampling.sample("s1", SEQ[:3], 1, 2)
     with pytest.raises(UserError, match="no optimizer state"):
         host.trainers.create_from_state("x", tmp_path / "snap1", with_optimizer=True)
     with pytest.raises(UserError, match="no adapter checkpoint"):
@@ -741,7 +747,7 @@ def test_bad_requests(host: ModelHost) -> None:
     with pytest.raises(UserError, match=r"datum 1: 200 tokens exceed .* 128"):
         host.forward_backward("a", [ce_datum(SEQ), ce_datum([1] * 201)], "cross_entropy", {}, True)
     with pytest.raises(UserError, match="unknown training adapter 'zz'"):
-        host.trainers.optim_step("zz", 1e-3)
+        host.trainers.optim_step("zz", AdamParams(1e-3))
     with pytest.raises(UserError, match="already exists"):
         host.trainers.create("a", SPEC)
     with pytest.raises(UserError, match="rank must be a positive integer"):
@@ -749,19 +755,19 @@ def test_bad_requests(host: ModelHost) -> None:
     with pytest.raises(UserError, match="at least one of train_mlp"):
         host.trainers.create("none", LoraSpec(4, None, False, False, False))
     with pytest.raises(UserError, match="unknown sampler 'nope'"):
-        host.sample("nope", [1, 2], 1, 4)
+        host.sampling.sample("nope", [1, 2], 1, 4)
     with pytest.raises(UserError, match=r"prompt contains token id 1000"):
-        host.sample(None, [1, 1000], 1, 4)
+        host.sampling.sample(None, [1, 1000], 1, 4)
     with pytest.raises(UserError, match=r"\(120 tokens\) \+ max_tokens \(16\) exceeds .* 128"):
-        host.sample(None, [1] * 120, 1, 16)
+        host.sampling.sample(None, [1] * 120, 1, 16)
     with pytest.raises(UserError, match="temperature"):
-        host.sample(None, [1, 2], 1, 4, temperature=-1.0)
+        host.sampling.sample(None, [1, 2], 1, 4, temperature=-1.0)
     with pytest.raises(UserError, match="top_p"):
-        host.sample(None, [1, 2], 1, 4, top_p=0.0)
+        host.sampling.sample(None, [1, 2], 1, 4, top_p=0.0)
     with pytest.raises(UserError, match=r"invalid AdamParams\.beta2"):
-        host.trainers.optim_step("a", 1e-3, beta2=1.0)
+        host.trainers.optim_step("a", AdamParams(1e-3, beta2=1.0))
     with pytest.raises(UserError, match="prompt is empty"):
-        host.prompt_logprobs(None, [])
+        host.sampling.prompt_logprobs(None, [])
 
 
 def test_builtin_tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -774,7 +780,7 @@ def test_builtin_tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> No
     )
     prompt = host.base.tokenizer.encode(text, add_special_tokens=False)
     host.trainers.create("a", LoraSpec(rank=8, seed=0))
-    samples = host.sample(None, prompt, 4, 24, stop=["<|im_end|>", "\n"], seed=0)
+    samples = host.sampling.sample(None, prompt, 4, 24, stop=["<|im_end|>", "\n"], seed=0)
     stops = ("<|im_end|>", "\n")
     assert {s.stop_reason for s in samples} == {"stop", "length"}
     for sample in samples:
@@ -798,7 +804,7 @@ def test_throughput_smoke(host: ModelHost) -> None:
         host.forward_backward("a", data, "cross_entropy", {}, backward=True)
     fb_rate = 3 * sum(len(d.tokens) for d in data) / (time.perf_counter() - start)
     start = time.perf_counter()
-    samples = host.sample(None, SEQ[:4], num_samples=8, max_tokens=64, stop=[], seed=0)
+    samples = host.sampling.sample(None, SEQ[:4], num_samples=8, max_tokens=64, stop=[], seed=0)
     sample_rate = sum(len(s.tokens) for s in samples) / (time.perf_counter() - start)
     print(f"forward_backward {fb_rate:.0f} tok/s, sampling {sample_rate:.0f} tok/s")
     assert fb_rate > 100 and sample_rate > 100
@@ -824,6 +830,6 @@ def test_adam_params_are_checked_one_by_one(field: str, bad: float) -> None:
         "weight_decay": 0.0,
         "grad_clip_norm": 1.0,
     }
-    check_adam(**good)  # the defaults pass
+    AdamParams(**good).check()  # the defaults pass
     with pytest.raises(UserError, match=rf"invalid AdamParams\.{field}: "):
-        check_adam(**{**good, field: bad})
+        AdamParams(**{**good, field: bad}).check()

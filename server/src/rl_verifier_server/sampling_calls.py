@@ -51,7 +51,7 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
 
     def work() -> Outcome:
         sampler = _sampler_for(service, sampler_id, source)
-        sequences = sampler.host.sample(
+        sequences = sampler.host.sampling.sample(
             sampler.adapter,
             call.tokens,
             num_samples=call.num_samples,
@@ -63,7 +63,7 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
             seed=call.seed,
         )
         prompt_lps = (
-            sampler.host.prompt_logprobs(sampler.adapter, call.tokens)
+            sampler.host.sampling.prompt_logprobs(sampler.adapter, call.tokens)
             if call.prompt_logprobs
             else None
         )

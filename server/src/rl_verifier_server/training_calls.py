@@ -3,12 +3,13 @@ optimizer step. Each returns a future id (``get_info`` answers at once)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier.errors import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.futures import Outcome
-from rl_verifier_server.runtime import LoraSpec
+from rl_verifier_server.runtime import AdamParams, LoraSpec
 from rl_verifier_server.service import Service
 from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.training_clients import slot
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
 
 MAX_LORA_RANK = 1024
+OPTIONAL_ADAM = [f.name for f in dataclasses.fields(AdamParams) if f.name != "learning_rate"]
 
 
 def create_model(service: Service, request: dict[str, Any]) -> str:
@@ -86,18 +88,13 @@ def optim_step(service: Service, request: dict[str, Any]) -> str:
         adam = fields.mapping(request, "adam_params")
         if not adam:
             raise UserError("only AdamParams are supported by optim_step")
-        params = {
-            "learning_rate": fields.number(adam, "learning_rate"),
-            "beta1": fields.number(adam, "beta1", 0.9),
-            "beta2": fields.number(adam, "beta2", 0.95),
-            "eps": fields.number(adam, "eps", 1e-12),
-            "weight_decay": fields.number(adam, "weight_decay", 0.0),
-            "grad_clip_norm": fields.number(adam, "grad_clip_norm", 0.0),
-        }
+        learning_rate = fields.number(adam, "learning_rate")
+        given = {key: fields.number(adam, key, None) for key in OPTIONAL_ADAM}
+        params = AdamParams(learning_rate, **{k: v for k, v in given.items() if v is not None})
 
     def work() -> Outcome:
         client.check_live()
-        metrics = client.host.trainers.optim_step(client.adapter, **params)
+        metrics = client.host.trainers.optim_step(client.adapter, params)
         pause_point("optim_step", client.model_id)
         return Outcome(json={"metrics": metrics, "type": "optim_step"})
 

@@ -1,10 +1,10 @@
 """The torch side of ``rlv serve``: LoRA training and sampling on local models, no HTTP.
 
 ``ModelHost`` is the entry point: one base model (``loaded_model``) with its training
-adapters (``host.trainers``: create, optimizer step, save and restore) and sampler
-snapshots (``host.snapshots``: load, drop, evict and reload); ``forward_backward``,
-``snapshot_sampler``, ``sample`` and ``prompt_logprobs`` on the host run the model with one
-of them. Contract for callers:
+adapters (``host.trainers``: create, optimizer step, save and restore), sampler snapshots
+(``host.snapshots``: load, drop, evict and reload) and sampling from them
+(``host.sampling``); ``host.forward_backward`` and ``host.snapshot_sampler`` run a
+training adapter. Contract for callers:
 
 * Call every method from one thread (no locking inside). Errors the SDK user caused raise
   ``rl_verifier.errors.UserError`` (safe to show); anything else is a server bug.
@@ -25,6 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier_server.runtime.types import (
+    AdamParams,
     AdapterInfo,
     AdapterLayout,
     DatumIn,
@@ -48,6 +49,7 @@ _HEAVY = {
 
 __all__ = [
     "LOSSES",
+    "AdamParams",
     "AdapterInfo",
     "AdapterLayout",
     "DatumIn",

@@ -5,27 +5,26 @@ Not thread-safe by design: the server calls every method from one compute thread
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from torch import nn
 
-from rl_verifier_server.runtime import forward, sampling
+from rl_verifier_server.runtime import forward
 from rl_verifier_server.runtime.loaded_model import LoadedModel, load_pretrained
 from rl_verifier_server.runtime.lora import DEFAULT_LORA_ALPHA
+from rl_verifier_server.runtime.sampling import Sampling
 from rl_verifier_server.runtime.snapshots import SnapshotCache
 from rl_verifier_server.runtime.training_adapters import TrainingAdapters
-from rl_verifier_server.runtime.types import DatumIn, FwdBwdResult, SampledSequence
+from rl_verifier_server.runtime.types import DatumIn, FwdBwdResult
 
 
 class ModelHost:
     """One base model loaded once; any number of LoRA adapters and sampler snapshots on it.
 
     ``trainers`` holds the training adapters (create, optimizer step, save and restore),
-    ``snapshots`` the sampler snapshots (load, drop, evict); the methods here are the work
-    that needs the model and one of them: forward/backward, snapshotting and sampling.
+    ``snapshots`` the sampler snapshots (load, drop, evict and reload) and ``sampling``
+    samples from them; ``forward_backward`` and ``snapshot_sampler`` run a training adapter.
     """
 
     def __init__(
@@ -42,6 +41,7 @@ class ModelHost:
         self.base = LoadedModel(model, tokenizer, name, max_context)
         self.trainers = TrainingAdapters(self.base, lora_alpha)
         self.snapshots = SnapshotCache(self.base, max_resident_samplers)
+        self.sampling = Sampling(self.base, self.snapshots)
         self.max_batch_tokens = max(1, int(max_batch_tokens))
 
     @classmethod
@@ -78,28 +78,3 @@ class ModelHost:
         """A frozen copy of the adapter's current weights (replacing any sampler of that id);
         also written to ``directory`` when given."""
         self.snapshots.take(self.trainers.get(adapter_id), sampler_id, directory)
-
-    def sample(
-        self,
-        sampler_id: str | None,
-        prompt: list[int],
-        num_samples: int,
-        max_tokens: int | None,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        top_k: int = -1,
-        stop: Sequence[str] | Sequence[int] | str | None = None,
-        seed: int | None = None,
-    ) -> list[SampledSequence]:
-        """``num_samples`` continuations of ``prompt`` from snapshot ``sampler_id`` (None: the
-        base model); see ``runtime.sampling``."""
-        adapter = functools.partial(self.snapshots.resident_lora, sampler_id)
-        return sampling.sample(
-            self.base, adapter, prompt, num_samples, max_tokens, temperature, top_p, top_k,
-            stop, seed,
-        )  # fmt: skip
-
-    def prompt_logprobs(self, sampler_id: str | None, tokens: list[int]) -> list[float]:
-        """logprob of tokens[i] given tokens[:i] from snapshot ``sampler_id``; NaN at 0."""
-        adapter = functools.partial(self.snapshots.resident_lora, sampler_id)
-        return sampling.prompt_logprobs(self.base, adapter, tokens)

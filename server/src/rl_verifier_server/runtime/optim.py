@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
 from rl_verifier.errors import UserError
+from rl_verifier_server.runtime.types import AdamParams
 
 _STATE_FIELDS = ("step", "exp_avg", "exp_avg_sq")
 
@@ -17,37 +16,8 @@ def new_optimizer(params: dict[str, nn.Parameter]) -> torch.optim.AdamW:
     return torch.optim.AdamW(list(params.values()), lr=0.0)
 
 
-def check_adam(
-    learning_rate: float,
-    beta1: float,
-    beta2: float,
-    eps: float,
-    weight_decay: float,
-    grad_clip_norm: float,
-) -> None:
-    values = {
-        "learning_rate": learning_rate,
-        "beta1": beta1,
-        "beta2": beta2,
-        "eps": eps,
-        "weight_decay": weight_decay,
-        "grad_clip_norm": grad_clip_norm,
-    }
-    for name, value in values.items():
-        below_one = value < 1 if name.startswith("beta") else True  # betas lie in [0, 1)
-        if not (math.isfinite(value) and value >= 0 and below_one):
-            raise UserError(f"invalid AdamParams.{name}: {value}")
-
-
 def adamw_step(
-    optimizer: torch.optim.AdamW,
-    params: dict[str, nn.Parameter],
-    learning_rate: float,
-    beta1: float,
-    beta2: float,
-    eps: float,
-    weight_decay: float,
-    grad_clip_norm: float,
+    optimizer: torch.optim.AdamW, params: dict[str, nn.Parameter], adam: AdamParams
 ) -> tuple[float, bool]:
     """Clip (if asked), step, zero grads. Returns (pre-clip grad norm, whether any grads)."""
     grads = [p.grad for p in params.values() if p.grad is not None]
@@ -56,12 +26,17 @@ def adamw_step(
     norm = torch.linalg.vector_norm(
         torch.stack([torch.linalg.vector_norm(g.float()) for g in grads])
     )
-    if grad_clip_norm > 0:
-        scale = torch.clamp(grad_clip_norm / (norm + 1e-6), max=1.0)
+    if adam.grad_clip_norm > 0:
+        scale = torch.clamp(adam.grad_clip_norm / (norm + 1e-6), max=1.0)
         for g in grads:
             g.mul_(scale.to(g.dtype))
     for group in optimizer.param_groups:
-        group.update(lr=learning_rate, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+        group.update(
+            lr=adam.learning_rate,
+            betas=(adam.beta1, adam.beta2),
+            eps=adam.eps,
+            weight_decay=adam.weight_decay,
+        )
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return float(norm), True

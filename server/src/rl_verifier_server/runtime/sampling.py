@@ -1,13 +1,9 @@
-"""Sampling requests on one model: checked against its vocabulary and context, then run
-through ``decoding``.
-
-``adapter`` is called once a request has passed its checks; it returns the peft adapter
-to run (None: the bare base model), loading an evicted snapshot if need be.
-"""
+"""Sampling on one model, from a sampler snapshot or the bare base model: requests are
+checked against the model's vocabulary and context, then run through ``decoding``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -21,71 +17,78 @@ from rl_verifier_server.runtime.decoding import (
 )
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.logprobs import token_logprobs
+from rl_verifier_server.runtime.snapshots import SnapshotCache
 from rl_verifier_server.runtime.types import SampledSequence
 
 
-def sample(
-    base: LoadedModel,
-    adapter: Callable[[], str | None],
-    prompt: list[int],
-    num_samples: int,
-    max_tokens: int | None,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    top_k: int = -1,
-    stop: Sequence[str] | Sequence[int] | str | None = None,
-    seed: int | None = None,
-) -> list[SampledSequence]:
-    """``num_samples`` continuations of ``prompt``; see ``runtime.decoding`` for the rules.
+class Sampling:
+    """``sample`` and ``prompt_logprobs`` by sampler id (None: the base model). A snapshot
+    is made resident only once the request has passed its checks."""
 
-    max_tokens None: up to the context length.
-    """
-    tokens = check_tokens(prompt, base.vocab_size, "prompt")
-    if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
-        raise UserError(f"num_samples must be a positive integer, got {num_samples!r}")
-    room = base.max_context - len(tokens)
-    if max_tokens is None:
-        max_tokens = room
-    if max_tokens < 1:
-        raise UserError(f"max_tokens must be at least 1, got {max_tokens}")
-    if max_tokens > room:
-        raise UserError(
-            f"prompt ({len(tokens)} tokens) + max_tokens ({max_tokens}) exceeds this "
-            f"model's context length of {base.max_context}"
-        )
-    params = SamplingParams(float(temperature), float(top_p), top_k)
-    params.validate()
-    criteria = StopCriteria.parse(stop, set(base.eos_token_ids), base.tokenizer)
-    base.adapters.activate(adapter())
-    generator = make_generator(torch.device(base.device), seed)
-    with torch.inference_mode():
-        return generate(
-            base.model,
-            tokens.to(base.device),
-            num_samples,
-            max_tokens,
-            params,
-            criteria,
-            generator,
-            base.logits_to_keep,
-            base.cache_arg,
-        )
+    def __init__(self, base: LoadedModel, snapshots: SnapshotCache) -> None:
+        self.base = base
+        self.snapshots = snapshots
 
-
-def prompt_logprobs(
-    base: LoadedModel, adapter: Callable[[], str | None], tokens: list[int]
-) -> list[float]:
-    """logprob of tokens[i] given tokens[:i]; NaN at index 0."""
-    ids = check_tokens(tokens, base.vocab_size, "prompt")
-    if len(ids) > base.max_context:
-        raise UserError(
-            f"prompt ({len(ids)} tokens) exceeds this model's context length of {base.max_context}"
-        )
-    base.adapters.activate(adapter())
-    ids = ids.to(base.device)
-    scored: list[float] = []
-    if len(ids) > 1:
+    def sample(
+        self,
+        sampler_id: str | None,
+        prompt: list[int],
+        num_samples: int,
+        max_tokens: int | None,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = -1,
+        stop: Sequence[str] | Sequence[int] | str | None = None,
+        seed: int | None = None,
+    ) -> list[SampledSequence]:
+        """``num_samples`` continuations of ``prompt``; see ``runtime.decoding`` for the
+        rules. max_tokens None: up to the context length."""
+        base = self.base
+        tokens = check_tokens(prompt, base.vocab_size, "prompt")
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
+            raise UserError(f"num_samples must be a positive integer, got {num_samples!r}")
+        room = base.max_context - len(tokens)
+        if max_tokens is None:
+            max_tokens = room
+        if max_tokens < 1:
+            raise UserError(f"max_tokens must be at least 1, got {max_tokens}")
+        if max_tokens > room:
+            raise UserError(
+                f"prompt ({len(tokens)} tokens) + max_tokens ({max_tokens}) exceeds this "
+                f"model's context length of {base.max_context}"
+            )
+        params = SamplingParams(float(temperature), float(top_p), top_k)
+        params.validate()
+        criteria = StopCriteria.parse(stop, set(base.eos_token_ids), base.tokenizer)
+        base.adapters.activate(self.snapshots.resident_lora(sampler_id))
+        generator = make_generator(torch.device(base.device), seed)
         with torch.inference_mode():
-            logits = base.model(input_ids=ids[None, :-1], use_cache=False).logits[0]
-            scored = token_logprobs(logits, ids[1:]).tolist()
-    return [float("nan"), *scored]
+            return generate(
+                base.model,
+                tokens.to(base.device),
+                num_samples,
+                max_tokens,
+                params,
+                criteria,
+                generator,
+                base.logits_to_keep,
+                base.cache_arg,
+            )
+
+    def prompt_logprobs(self, sampler_id: str | None, tokens: list[int]) -> list[float]:
+        """logprob of tokens[i] given tokens[:i]; NaN at index 0."""
+        base = self.base
+        ids = check_tokens(tokens, base.vocab_size, "prompt")
+        if len(ids) > base.max_context:
+            raise UserError(
+                f"prompt ({len(ids)} tokens) exceeds this model's context length of "
+                f"{base.max_context}"
+            )
+        base.adapters.activate(self.snapshots.resident_lora(sampler_id))
+        ids = ids.to(base.device)
+        scored: list[float] = []
+        if len(ids) > 1:
+            with torch.inference_mode():
+                logits = base.model(input_ids=ids[None, :-1], use_cache=False).logits[0]
+                scored = token_logprobs(logits, ids[1:]).tolist()
+        return [float("nan"), *scored]

@@ -12,7 +12,7 @@ from rl_verifier.errors import UserError
 from rl_verifier_server.runtime import adapter_files, optim
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.lora import DEFAULT_LORA_ALPHA, lora_config
-from rl_verifier_server.runtime.types import AdapterInfo, AdapterLayout, LoraSpec
+from rl_verifier_server.runtime.types import AdamParams, AdapterInfo, AdapterLayout, LoraSpec
 
 
 @dataclass
@@ -75,33 +75,15 @@ class TrainingAdapters:
         self.base.adapters.remove(trainer.lora)
         del self._items[adapter_id]
 
-    def optim_step(
-        self,
-        adapter_id: str,
-        learning_rate: float,
-        beta1: float = 0.9,
-        beta2: float = 0.95,
-        eps: float = 1e-12,
-        weight_decay: float = 0.0,
-        grad_clip_norm: float = 0.0,
-    ) -> dict[str, float]:
+    def optim_step(self, adapter_id: str, adam: AdamParams) -> dict[str, float]:
         """One AdamW step (torch semantics, decoupled weight decay) on the accumulated grads,
-        which are then cleared. grad_clip_norm 0 = no clipping. Without any accumulated grads
-        nothing changes."""
+        which are then cleared. Without any accumulated grads nothing changes."""
         trainer = self.get(adapter_id)
-        optim.check_adam(learning_rate, beta1, beta2, eps, weight_decay, grad_clip_norm)
-        norm, stepped = optim.adamw_step(
-            trainer.optimizer,
-            self.base.adapters.params(trainer.lora),
-            learning_rate,
-            beta1,
-            beta2,
-            eps,
-            weight_decay,
-            grad_clip_norm,
-        )
+        adam.check()
+        params = self.base.adapters.params(trainer.lora)
+        norm, stepped = optim.adamw_step(trainer.optimizer, params, adam)
         trainer.step += int(stepped)
-        return {"grad_norm:mean": norm, "learning_rate:mean": float(learning_rate)}
+        return {"grad_norm:mean": norm, "learning_rate:mean": float(adam.learning_rate)}
 
     def save_state(self, adapter_id: str, directory: Path, with_optimizer: bool = True) -> None:
         """Adapter weights, LoraSpec, optimizer state and step count, written atomically."""

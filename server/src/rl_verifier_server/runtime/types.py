@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -54,6 +55,25 @@ class AdapterLayout:
         """Same rank, alpha and targets: the weights of one load into the other."""
         mine = (self.spec.rank, self.alpha, self.targets)
         return mine == (other.spec.rank, other.alpha, other.targets)
+
+
+@dataclass(frozen=True)
+class AdamParams:
+    """Tinker's ``AdamParams`` for one step, with its defaults."""
+
+    learning_rate: float
+    beta1: float = 0.9
+    beta2: float = 0.95
+    eps: float = 1e-12
+    weight_decay: float = 0.0
+    grad_clip_norm: float = 0.0  # 0: no clipping
+
+    def check(self) -> None:
+        """Every value finite and >= 0; the betas below 1."""
+        for name, value in asdict(self).items():
+            below_one = value < 1 if name.startswith("beta") else True  # betas lie in [0, 1)
+            if not (math.isfinite(value) and value >= 0 and below_one):
+                raise UserError(f"invalid AdamParams.{name}: {value}")
 
 
 @dataclass
