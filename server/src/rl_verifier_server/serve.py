@@ -18,6 +18,7 @@ from typing import IO
 
 import uvicorn
 
+from rl_verifier.atomic import write_text
 from rl_verifier.errors import UserError
 from rl_verifier.listen import bind_listener
 from rl_verifier_server.app import build_app
@@ -84,9 +85,7 @@ def run_server(
             flush=True,
         )
         if port_file is not None:
-            partial = port_file.with_name(port_file.name + ".partial")
-            partial.write_text(str(bound))
-            partial.replace(port_file)
+            write_text(port_file, str(bound))
         for name in preload:
             asyncio.get_running_loop().create_task(warm(service, name))
 

@@ -14,6 +14,8 @@ import os
 import time
 from pathlib import Path
 
+from rl_verifier.atomic import write_text
+
 PAUSE_VARIABLE = "RLV_SERVE_TEST_PAUSE"
 SIGNAL_FILE_VARIABLE = "RLV_SERVE_TEST_PAUSE_FILE"
 
@@ -27,6 +29,6 @@ def pause_point(point: str, subject: str = "") -> None:
         return
     signal_file = os.environ.get(SIGNAL_FILE_VARIABLE)
     if signal_file:
-        Path(signal_file).write_text(point)
+        write_text(Path(signal_file), point)
     while True:
         time.sleep(3600)

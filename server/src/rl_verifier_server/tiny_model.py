@@ -40,6 +40,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rl_verifier.atomic import write_text
+
 TINY_MODEL_NAME = "rlv/tiny-chat"
 # Bump whenever the recipe below (corpus, tokenizer settings, architecture, init) changes, so
 # that an old cached build is never mistaken for the new one.
@@ -396,7 +398,7 @@ def _is_complete(path: Path) -> bool:
 
 
 def _write_json(path: Path, obj: dict[str, Any]) -> None:
-    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
 @contextlib.contextmanager
