@@ -40,6 +40,7 @@ UID = launch.JOB_UID
 LABEL = "rl-verifier-sandbox"
 OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
 BACKSTOP_S = 5.0  # past the job's deadline, a silent container is destroyed
+FINISH_GRACE_S = 0.5  # a finished session's process may end itself at EOF before being killed
 SESSION_GRACE_S = 30.0  # a session's own timer: a backstop well after the caller's deadline
 REAP_SH = "U=$1\n" + launch.REAP_FUNCTION + "reap\n"
 
@@ -401,7 +402,7 @@ class DockerSession:
         status (None when it is unknown)."""
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_WR)
-        self._thread.join(0.05)
+        self._thread.join(FINISH_GRACE_S)  # most processes end on their own at EOF
         if self._thread.is_alive():
             self.kill()
             self._thread.join(3.0)
