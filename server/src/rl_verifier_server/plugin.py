@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,6 +14,40 @@ from rl_verifier_server.limits import Limits
 from rl_verifier_server.paths import default_data_dir
 
 DEFAULTS = Limits()
+# Each field of Limits as an option of rlv serve (its default is the field's).
+LIMIT_OPTIONS: dict[str, tuple[str, click.ParamType[Any], str]] = {
+    "max_body_mb": ("--max-body-mb", click.IntRange(1), "Largest request body."),
+    "max_tokens": ("--max-tokens", click.IntRange(1), "Largest max_tokens of a sampling request."),
+    "max_num_samples": (
+        "--max-num-samples",
+        click.IntRange(1),
+        "Largest num_samples of a sampling request.",
+    ),
+    "max_training_clients": (
+        "--max-training-clients",
+        click.IntRange(1),
+        "Live training clients; more are refused (429) until sessions end.",
+    ),
+    "max_samplers": (
+        "--max-samplers",
+        click.IntRange(1),
+        "Sampler snapshots held; beyond it the least recently used is released.",
+    ),
+    "session_timeout_s": (
+        "--session-timeout",
+        click.FloatRange(1),
+        "Seconds without a heartbeat or call after which a session is ended.",
+    ),
+}
+
+
+def limit_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Add an option per ``LIMIT_OPTIONS`` entry, in table order."""
+    for field, (flag, kind, text) in reversed(LIMIT_OPTIONS.items()):
+        default = getattr(DEFAULTS, field)
+        option = click.option(flag, field, type=kind, default=default, show_default=True, help=text)
+        command = option(command)
+    return command
 
 
 @hookimpl
@@ -64,48 +100,7 @@ def register_commands(cli: click.Group) -> None:
         default=None,
         help="Clients may also name model directories under this one.",
     )
-    @click.option(
-        "--max-body-mb",
-        type=click.IntRange(1),
-        default=DEFAULTS.max_body_mb,
-        show_default=True,
-        help="Largest request body.",
-    )
-    @click.option(
-        "--max-tokens",
-        type=click.IntRange(1),
-        default=DEFAULTS.max_tokens,
-        show_default=True,
-        help="Largest max_tokens of a sampling request.",
-    )
-    @click.option(
-        "--max-num-samples",
-        type=click.IntRange(1),
-        default=DEFAULTS.max_num_samples,
-        show_default=True,
-        help="Largest num_samples of a sampling request.",
-    )
-    @click.option(
-        "--max-training-clients",
-        type=click.IntRange(1),
-        default=DEFAULTS.max_training_clients,
-        show_default=True,
-        help="Live training clients; more are refused (429) until sessions end.",
-    )
-    @click.option(
-        "--max-samplers",
-        type=click.IntRange(1),
-        default=DEFAULTS.max_samplers,
-        show_default=True,
-        help="Sampler snapshots held; beyond it the least recently used is released.",
-    )
-    @click.option(
-        "--session-timeout",
-        type=click.FloatRange(1),
-        default=DEFAULTS.session_timeout_s,
-        show_default=True,
-        help="Seconds without a heartbeat or call after which a session is ended.",
-    )
+    @limit_options
     def serve(
         host: str,
         port: int,
@@ -115,12 +110,7 @@ def register_commands(cli: click.Group) -> None:
         port_file: Path | None,
         api_keys: tuple[str, ...],
         models_dir: Path | None,
-        max_body_mb: int,
-        max_tokens: int,
-        max_num_samples: int,
-        max_training_clients: int,
-        max_samplers: int,
-        session_timeout: float,
+        **limits: Any,
     ) -> None:
         """Serve the Tinker API locally: LoRA training and sampling with torch."""
         from rl_verifier_server.auth import KEYS_VARIABLE, collect_keys
@@ -135,12 +125,5 @@ def register_commands(cli: click.Group) -> None:
             port_file=port_file,
             api_keys=collect_keys(api_keys, os.environ.get(KEYS_VARIABLE)),
             models_dir=models_dir,
-            limits=Limits(
-                max_body_mb=max_body_mb,
-                max_tokens=max_tokens,
-                max_num_samples=max_num_samples,
-                max_training_clients=max_training_clients,
-                max_samplers=max_samplers,
-                session_timeout_s=session_timeout,
-            ),
+            limits=Limits(**limits),
         )
