@@ -20,8 +20,13 @@ engine_answers() {
   "$PY" -c 'import docker; docker.from_env(timeout=5).ping()' >/dev/null 2>&1
 }
 
+reap_containers() {  # an engine we did not start: containers of test processes that died
+  "$PY" -c 'from rl_verifier_sandbox.docker_backend import reap_stale; reap_stale()' \
+    >/dev/null 2>&1
+}
+
 stop_dockerd() {
-  [ -n "$dockerd_pid" ] || return 0
+  [ -n "$dockerd_pid" ] || { reap_containers; return 0; }
   say "stopping the dockerd it started (pid $dockerd_pid)"
   kill -TERM "$dockerd_pid" 2>/dev/null
   for _ in $(seq 1 300); do

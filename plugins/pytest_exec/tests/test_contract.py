@@ -1,4 +1,4 @@
-"""The core's contract tests on one task of each format."""
+"""The core's contract tests on one task of each format, on bwrap and on docker."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from rl_verifier.testing import Case, VerifierContract
 from rl_verifier_pytest_exec import PytestVerifier
 from rl_verifier_pytest_exec.tasks import example_tasks
 
-pytestmark = pytest.mark.requires("bwrap")
 
-
-class TestPytestContract(VerifierContract):
+class PytestContract(VerifierContract):
     verifier_class = PytestVerifier
     config: ClassVar[dict[str, Any]] = {}
 
@@ -30,3 +28,19 @@ class TestPytestContract(VerifierContract):
             Case(add, "def add(a, b): return a + b", Status.INVALID, 0.0),
             Case(largest, "I cannot solve this.", Status.INVALID, 0.0),
         ]
+
+
+@pytest.mark.requires("bwrap")
+class TestPytestContract(PytestContract):
+    pass
+
+
+class TestPytestContractOnDocker(PytestContract):
+    """The same cases in containers, also through worker processes that each open their own
+    docker sandbox (and are killed at a deadline, leaving containers the next one reaps)."""
+
+    config: ClassVar[dict[str, Any]] = {"backend": "docker"}
+
+    @pytest.fixture(autouse=True)
+    def _engine(self, docker_ready: None) -> None:
+        pass

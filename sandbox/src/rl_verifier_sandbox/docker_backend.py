@@ -146,7 +146,7 @@ class DockerSandbox(Sandbox):
         self._closed = False
         self._seen_paths = _SEEN_PATHS.setdefault(self.image, {})
         self._owner = _owner()
-        _reap_stale(self._client)
+        reap_stale(self._client)
         _LIVE.add(self)
 
     # -- public --------------------------------------------------------------------------
@@ -521,15 +521,20 @@ def _engine_info(client: Any) -> dict[str, Any]:
     return info
 
 
-def _reap_stale(client: Any) -> None:
-    """Kill containers a dead process of this host left behind."""
+def reap_stale(client: Any = None) -> int:
+    """Kill the sandbox containers that a dead process of this host left behind (a verifier
+    worker killed at a deadline); how many. Every new ``DockerSandbox`` does this first."""
+    client = client if client is not None else _connect()
     host = socket.gethostname()
+    killed = 0
     with contextlib.suppress(Exception):
         for container in client.containers.list(filters={"label": OWNER_LABEL}):
             owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
             if owner_host == host and pid.isdigit() and not _alive(int(pid)):
                 with contextlib.suppress(Exception):
                     container.kill()
+                    killed += 1
+    return killed
 
 
 def _alive(pid: int) -> bool:
