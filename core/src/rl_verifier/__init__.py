@@ -1,41 +1,97 @@
-"""rl-verifier: plugin-based verifiers that turn checks into RL rewards."""
+"""rl-verifier: plugin-based verifiers that turn checks into RL rewards.
 
-from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
+The names below are the public API: plugins and programs import from here (and from
+``rl_verifier.testing`` for tests, ``rl_verifier.train`` for training environments).
+The modules behind them are private and may change.
+"""
+
+from rl_verifier.answers import normalise_answer, reference_answers
+from rl_verifier.contracts import (
+    ChatMessage,
+    Completion,
+    Score,
+    Status,
+    Task,
+    Text,
+    Verdict,
+    VerifierRef,
+    completion_text,
+    content_text,
+)
+from rl_verifier.engine import Sample
+from rl_verifier.errors import UserError
+from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.hookspecs import (
     EnvironmentRegistrar,
     TaskSetRegistrar,
     VerifierRegistrar,
     hookimpl,
 )
+from rl_verifier.losses import Loss, register_loss
+from rl_verifier.piped import PipedProcess
+from rl_verifier.resolve import reward_for
+from rl_verifier.reward import Reward
+from rl_verifier.scoring import BatchResult, make_executor, score_batch
 from rl_verifier.toolcalls import (
+    OPEN_TAG,
     CallSyntaxError,
     ToolCall,
+    bracketed,
     message_tool_calls,
+    openai_tool_calls,
     parse_bfcl_json_calls,
     parse_python_calls,
     parse_tool_calls,
+    strip_tool_calls,
+    tagged_tool_calls,
 )
-from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "OPEN_TAG",
+    "BatchResult",
     "CallSyntaxError",
+    "ChatMessage",
     "Completion",
     "EnvironmentRegistrar",
+    "Executor",
+    "InlineExecutor",
+    "Loss",
+    "PipedProcess",
+    "ProcessExecutor",
+    "Regex",
+    "Reward",
+    "Sample",
     "Score",
     "Status",
     "Task",
     "TaskSetRegistrar",
+    "Text",
     "ToolCall",
+    "UserError",
     "Verdict",
     "Verifier",
     "VerifierConfig",
+    "VerifierRef",
     "VerifierRegistrar",
     "__version__",
+    "bracketed",
+    "completion_text",
+    "content_text",
     "hookimpl",
+    "make_executor",
     "message_tool_calls",
+    "normalise_answer",
+    "openai_tool_calls",
     "parse_bfcl_json_calls",
     "parse_python_calls",
     "parse_tool_calls",
+    "reference_answers",
+    "register_loss",
+    "reward_for",
+    "score_batch",
+    "strip_tool_calls",
+    "tagged_tool_calls",
 ]

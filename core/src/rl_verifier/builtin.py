@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import Field
 
+from rl_verifier.answers import normalise_answer, reference_answers
 from rl_verifier.contracts import Completion, Task, Verdict
 from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier.verifier import Regex, Verifier, VerifierConfig
-
-PUNCTUATION = str.maketrans("", "", string.punctuation)
-ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def normalise_answer(text: str) -> str:
-    """Lowercase, drop punctuation and English articles, collapse whitespace (SQuAD)."""
-    return " ".join(ARTICLES.sub(" ", text.lower().translate(PUNCTUATION)).split())
 
 
 class ExactMatchConfig(VerifierConfig):
@@ -55,15 +46,6 @@ class ExactMatch(Verifier[ExactMatchConfig]):
         clean: Callable[[str], str] = normalise_answer if config.normalise else str.strip
         hit = clean(answer) in {clean(g) for g in gold}
         return Verdict.ok(1.0 if hit else 0.0, answer=answer)
-
-
-def reference_answers(reference: dict[str, Any]) -> list[str]:
-    answers = reference.get("answers", reference.get("answer"))
-    if isinstance(answers, str | int | float):
-        return [str(answers)]
-    if isinstance(answers, list):
-        return [str(a) for a in answers]
-    return []
 
 
 class FormatConfig(VerifierConfig):

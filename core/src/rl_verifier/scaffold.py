@@ -151,12 +151,10 @@ class ${cls}Config(VerifierConfig):
     case_sensitive: bool = Field(default=False, description="Match case exactly.")
 
 
-class ${cls}Verifier(Verifier):
+class ${cls}Verifier(Verifier[${cls}Config]):
     """Reward 1 when the <answer> holds reference['keyword'], else 0."""
 
     name = "$name"
-    Config = ${cls}Config
-    config: ${cls}Config  # the base class builds it from Config
     reward_range = (0.0, 1.0)
     default_timeout_s = 5.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from rl_verifier.contracts import Task
+from rl_verifier import Task
 
 LIKELY = ("amber", "cobalt", "falcon", "harbor")
 UNLIKELY = ("quartz", "willow", "summit", "meadow")

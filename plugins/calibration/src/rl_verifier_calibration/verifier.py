@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
-from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier import Completion, Score, Status, Task, Verdict, Verifier, VerifierConfig
 from rl_verifier_calibration import rules
 from rl_verifier_calibration.answer import AnswerError, extract_answer
 from rl_verifier_calibration.forecast import ForecastError, extract_probability

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from rl_verifier.verifier import VerifierConfig
+from rl_verifier import VerifierConfig
 from rl_verifier_lean.judge import NEVER_AXIOMS
 from rl_verifier_lean.screen import (
     DEFAULT_ALLOWED_ATTRIBUTES,

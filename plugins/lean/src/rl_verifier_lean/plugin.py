@@ -6,7 +6,7 @@ import json
 
 import click
 
-from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier_lean.tasks import example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
 

@@ -14,7 +14,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier.piped import PipedProcess
+from rl_verifier import PipedProcess
 from rl_verifier_lean.isolation import LeanProcess, start
 from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.procs import tree_rss_mb

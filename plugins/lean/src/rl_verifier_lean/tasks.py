@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier.contracts import Task
+from rl_verifier import Task
 
 HEADER = "import Mathlib\nopen Nat"
 EXAMPLES = {

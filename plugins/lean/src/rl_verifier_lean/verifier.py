@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.verifier import Verifier, VerifierConfig
+from rl_verifier import Completion, Status, Task, Verdict, Verifier, VerifierConfig
 from rl_verifier_lean.candidate import Candidate, Rejected, build, choose_mode, strip_header_lines
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.filecheck import FileTools, ReplayUnavailable, check_file

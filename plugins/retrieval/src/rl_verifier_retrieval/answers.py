@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from rl_verifier.builtin import normalise_answer
+from rl_verifier import normalise_answer
 
 
 def exact_match(answer: str, golds: Sequence[str]) -> float:

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_retrieval.index import BM25Index, load_corpus, resolve_backend
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier_retrieval.tasks import example_tasks
 from rl_verifier_retrieval.verifier import RetrievalVerifier
 

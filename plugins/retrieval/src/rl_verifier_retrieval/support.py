@@ -12,8 +12,7 @@ import importlib
 import math
 from collections.abc import Callable, Sequence
 
-from rl_verifier.builtin import normalise_answer
-from rl_verifier.errors import UserError
+from rl_verifier import UserError, normalise_answer
 from rl_verifier_retrieval.corpus import Document
 from rl_verifier_retrieval.text import ENGLISH_STOPWORDS, tokenize
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl_verifier.contracts import Task
+from rl_verifier import Task
 
 PROMPT = (
     "Answer the question using the documents below. Give only the answer, then cite the "

@@ -9,9 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.errors import UserError
-from rl_verifier.verifier import Regex, Verifier, VerifierConfig
+from rl_verifier import Completion, Regex, Task, UserError, Verdict, Verifier, VerifierConfig
 from rl_verifier_retrieval.answers import exact_match, token_f1
 from rl_verifier_retrieval.cache import open_corpus_index
 from rl_verifier_retrieval.citations import parse_citations, strip_citations

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rl_verifier.train.config import TrainConfig
-from rl_verifier.train.environments import ToolUse
+from rl_verifier.train import ToolUse, TrainConfig
 from rl_verifier_retrieval.index import BM25Index
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.schema import DEFAULT_K, MAX_K, SEARCH_TOOL_SCHEMA, SNIPPET_CHARS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rl_verifier.contracts import Task
+from rl_verifier import Task
 
 TASKS_PATH = Path(__file__).parent / "data" / "fictopedia.jsonl"
 EXAMPLES_PER_HOPS = 8

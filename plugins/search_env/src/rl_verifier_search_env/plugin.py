@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rl_verifier.hookspecs import EnvironmentRegistrar, TaskSetRegistrar, hookimpl
+from rl_verifier import EnvironmentRegistrar, TaskSetRegistrar, hookimpl
 
 if TYPE_CHECKING:
-    from rl_verifier.train.config import TrainConfig
-    from rl_verifier.train.environments import Environment
+    from rl_verifier.train import Environment, TrainConfig
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 """Tool-call verifier for rl-verifier: legality, citations, thrift and BFCL AST checks."""
 
-from rl_verifier.toolcalls import ToolCall as Call
+from rl_verifier import ToolCall as Call
 from rl_verifier_tool_calls.config import ToolCallsConfig, Weights
 from rl_verifier_tool_calls.trajectory import Trajectory, read_trajectory
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier

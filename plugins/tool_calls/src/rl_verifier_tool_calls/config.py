@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rl_verifier.verifier import Regex, VerifierConfig
+from rl_verifier import Regex, VerifierConfig
 from rl_verifier_tool_calls.citations import DEFAULT_CITE_PATTERN
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from rl_verifier.toolcalls import ToolCall
+from rl_verifier import ToolCall
 
 # BFCL and some function-calling datasets write Python type names in their schemas.
 TYPE_ALIASES = {

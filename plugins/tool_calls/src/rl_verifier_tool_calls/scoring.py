@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier.builtin import normalise_answer
+from rl_verifier import normalise_answer
 from rl_verifier_tool_calls.citations import cited_ids, returned_ids, strip_citations
 from rl_verifier_tool_calls.config import ToolCallsConfig
 from rl_verifier_tool_calls.schema import illegal_reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rl_verifier.contracts import Task
+from rl_verifier import Task
 
 SEARCH_TOOL: dict[str, Any] = {
     "type": "function",

@@ -6,8 +6,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier.contracts import ChatMessage, Text, content_text
-from rl_verifier.toolcalls import ToolCall, openai_tool_calls, strip_tool_calls, tagged_tool_calls
+from rl_verifier import (
+    ChatMessage,
+    Text,
+    ToolCall,
+    content_text,
+    openai_tool_calls,
+    strip_tool_calls,
+    tagged_tool_calls,
+)
 
 RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 RESPONSE_TAG = "<tool_response>"

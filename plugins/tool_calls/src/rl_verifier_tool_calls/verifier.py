@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl_verifier.builtin import reference_answers
-from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.verifier import Verifier
+from rl_verifier import Completion, Task, Verdict, Verifier, reference_answers
 from rl_verifier_tool_calls.bfcl.score import BfclTaskError, score_bfcl
 from rl_verifier_tool_calls.bfcl.sourcecalls import DecoderMissing
 from rl_verifier_tool_calls.config import ToolCallsConfig

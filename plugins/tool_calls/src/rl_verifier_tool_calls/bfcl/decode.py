@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from rl_verifier.contracts import Text, content_text
-from rl_verifier.toolcalls import (
+from rl_verifier import (
     OPEN_TAG,
     CallSyntaxError,
+    Text,
     ToolCall,
+    content_text,
     message_tool_calls,
     parse_bfcl_json_calls,
     parse_python_calls,

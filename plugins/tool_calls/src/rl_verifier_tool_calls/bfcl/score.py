@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rl_verifier.contracts import Text
+from rl_verifier import Text
 from rl_verifier_tool_calls.bfcl.categories import (
     Category,
     UnknownCategory,

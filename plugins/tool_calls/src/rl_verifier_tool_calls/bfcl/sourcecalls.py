@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from rl_verifier.toolcalls import CallSyntaxError, bracketed
+from rl_verifier import CallSyntaxError, bracketed
 
 EXTRA = "rl-verifier-tool-calls[bfcl-java]"
 
