@@ -17,7 +17,7 @@ from rl_verifier.errors import UserError
 from rl_verifier_server import handlers, session_calls
 from rl_verifier_server.auth import RequireApiKey
 from rl_verifier_server.errors import StatusError
-from rl_verifier_server.http_bodies import error
+from rl_verifier_server.http_io import error
 from rl_verifier_server.service import Service
 
 Handler = Callable[[Service, Request], Awaitable[Response]]

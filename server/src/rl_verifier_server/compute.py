@@ -21,6 +21,8 @@ T = TypeVar("T")
 
 
 class ComputeThread:
+    """One worker thread for torch; futures for what it is asked to do."""
+
     def __init__(self, futures: FutureTable) -> None:
         self.futures = futures
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlv-compute")

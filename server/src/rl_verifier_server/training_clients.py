@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class TrainingClient:
+    """One training client: its session, host, adapter and request order."""
+
     model_id: str
     session_id: str
     base_model: str
@@ -58,6 +60,8 @@ Make = Callable[[], tuple[str, "ModelHost", LoraSpec]]  # base model name, host,
 
 
 class TrainingClients:
+    """The live training clients, by model id, within the server's limit."""
+
     def __init__(self, limit: int, sessions: Sessions, compute: ComputeThread) -> None:
         self.limit = limit
         self.sessions = sessions

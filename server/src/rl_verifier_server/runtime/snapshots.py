@@ -25,6 +25,8 @@ from rl_verifier_server.runtime.types import AdapterLayout
 
 @dataclass
 class SamplerSnapshot:
+    """Frozen adapter weights to sample from: in memory, on disk, or both."""
+
     layout: AdapterLayout
     lora: str | None  # internal peft adapter name while resident
     directory: Path | None  # where its weights are on disk, if anywhere
