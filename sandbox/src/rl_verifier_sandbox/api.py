@@ -30,7 +30,8 @@ class Policy:
     env: Mapping[str, str] = field(default_factory=dict)  # the only variables the job sees
     python: bool = True  # expose a Python interpreter (with pytest) read-only
     readonly_files: Mapping[str, str | bytes] = field(default_factory=dict)  # abs path -> data
-    # host files or directories shown read-only at the same absolute path (bwrap only)
+    # host files or directories shown read-only at the same absolute path (bwrap; docker with
+    # an engine on this host)
     readonly_paths: tuple[str, ...] = ()
 
 
