@@ -147,3 +147,15 @@ def test_sysv_ipc_does_not_outlive_the_job(docker_sb: DockerSandbox) -> None:
     assert docker_sb.run(py(make)).stdout == b"True True\n"
     look = "print([len(open(f'/proc/sysvipc/{k}').readlines()) for k in ('shm', 'sem')])"
     assert docker_sb.run(py(look)).stdout == b"[1, 1]\n"  # the header lines only
+
+
+def test_a_container_that_died_while_idle_is_replaced(docker_sb: DockerSandbox) -> None:
+    sb = DockerSandbox()
+    try:
+        assert sb.run(py("print(1)")).stdout == b"1\n"
+        [idle] = sb._idle
+        sb._client.api.kill(idle.id)
+        assert sb.run(py("print(2)")).stdout == b"2\n"
+        assert idle.id not in sb._all
+    finally:
+        sb.close()

@@ -187,14 +187,23 @@ class DockerSandbox(Sandbox):
             prepared = self._prepare(job)
         except BadJob as exc:
             return bad_job_result(str(exc))
-        box = self._acquire(prepared)
-        try:
-            result, healthy = self._execute(box, prepared)
-        except BaseException:
-            self._discard(box)
-            raise
-        self._release(box) if healthy and self.reuse else self._discard(box)
-        return result
+        for attempt in (1, 2):  # a container that died while idle: once more, in a new one
+            box = self._acquire(prepared)
+            try:
+                sock = self._start_exec(box, prepared.command)
+            except Exception as exc:  # the engine refused: nothing ran yet
+                self._discard(box)
+                if attempt == 2:
+                    raise SandboxUnavailable(f"docker exec failed: {exc}") from exc
+                continue
+            try:
+                result, healthy = self._execute(box, sock, prepared)
+            except BaseException:
+                self._discard(box)
+                raise
+            self._release(box) if healthy and self.reuse else self._discard(box)
+            return result
+        raise AssertionError("unreachable")
 
     def open_session(self, job: Job) -> DockerSession:
         """Start ``job`` with live pipes (the two-process relay); the caller enforces the
@@ -206,9 +215,12 @@ class DockerSandbox(Sandbox):
         box = self._acquire(prepared)
         try:
             return DockerSession(self, box, prepared)
-        except BaseException:
+        except SandboxUnavailable:
             self._discard(box)
             raise
+        except Exception as exc:
+            self._discard(box)
+            raise SandboxUnavailable(f"cannot start a docker session: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -240,9 +252,8 @@ class DockerSandbox(Sandbox):
         nonce, payload = launch.stdin_payload(ro_tar, job_tar, job.stdin)
         return _Prepared((layout, job.limits.tmp_bytes), command, nonce, payload, job.limits)
 
-    def _execute(self, box: _Box, prepared: _Prepared) -> tuple[Result, bool]:
+    def _execute(self, box: _Box, sock: socket.socket, prepared: _Prepared) -> tuple[Result, bool]:
         limits = prepared.limits
-        sock = self._start_exec(box, prepared.command)
         start = time.monotonic()
         threading.Thread(
             target=feed_stdin, args=(sock, prepared.payload), kwargs={"close": True}, daemon=True
@@ -251,6 +262,8 @@ class DockerSandbox(Sandbox):
         try:
             ended = pump(sock, demux, start + limits.wall_s + BACKSTOP_S, lambda: self._reap(box))
         finally:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the stdin feeder, if still writing
             sock.close()
         wall = time.monotonic() - start
         parsed = launch.parse_report(bytes(demux.stderr.tail), prepared.nonce) if ended else None
@@ -259,7 +272,7 @@ class DockerSandbox(Sandbox):
         report, length = parsed
         return _result(demux, report, length, limits, wall), report.clean
 
-    def _start_exec(self, box: _Box, command: list[str]) -> Any:
+    def _start_exec(self, box: _Box, command: list[str]) -> socket.socket:
         exec_id = self._api.exec_create(box.id, command, stdin=True, user="0:0")["Id"]
         return raw_socket(self._api.exec_start(exec_id, socket=True))
 
