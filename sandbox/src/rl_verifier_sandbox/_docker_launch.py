@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import math
 import secrets
-import shlex
 import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -235,8 +234,3 @@ def parse_report(stderr_tail: bytes, nonce: str) -> tuple[Report, int] | None:
         pids_refused=pids if pids >= 0 else None,
     )
     return report, len(stderr_tail) - at
-
-
-def quoted(argv: list[str]) -> str:
-    """For messages."""
-    return shlex.join(argv)

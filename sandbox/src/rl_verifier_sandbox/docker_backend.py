@@ -27,18 +27,25 @@ from typing import Any
 
 from rl_verifier_sandbox import _docker_launch as launch
 from rl_verifier_sandbox import _docker_seccomp
+from rl_verifier_sandbox._docker_engine import (
+    OWNER_LABEL,
+    connect,
+    engine_info,
+    owner,
+    reap_stale,
+    require_image,
+)
 from rl_verifier_sandbox._docker_layout import PROBE_SH, Layout, plan, ro_relative
+from rl_verifier_sandbox._docker_result import from_report, lost
 from rl_verifier_sandbox._docker_stream import Demux, PipeSink, feed_stdin, pump, raw_socket
 from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
-from rl_verifier_sandbox._result import classify
 from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox, SandboxUnavailable
 from rl_verifier_sandbox.bwrap import BASE_ENV, bad_job_result
-from rl_verifier_sandbox.image import DEFAULT_IMAGE, IMAGE_ENV, default_image, docker_module
+from rl_verifier_sandbox.image import default_image, docker_module
 
 WORK_DIR = launch.WORK_DIR
 UID = launch.JOB_UID
 LABEL = "rl-verifier-sandbox"
-OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
 BACKSTOP_S = 5.0  # past the job's deadline, a silent container is destroyed
 FINISH_GRACE_S = 0.5  # a finished session's process may end itself at EOF before being killed
 SESSION_GRACE_S = 30.0  # a session's own timer: a backstop well after the caller's deadline
@@ -112,10 +119,6 @@ class _Prepared:
     limits: Limits
 
 
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 class DockerSandbox(Sandbox):
     """Locked-down containers, one job at a time each; warm unless ``reuse=False``.
 
@@ -136,16 +139,16 @@ class DockerSandbox(Sandbox):
     ) -> None:
         self.image = image or default_image()
         self.reuse = reuse
-        self._client = client if client is not None else _connect()
+        self._client = client if client is not None else connect()
         self._api: Any = self._client.api
-        _require_image(self._client, self.image)
+        require_image(self._client, self.image)
         self._max_idle = max_idle or 4 * (os.cpu_count() or 1)
         self._lock = threading.Lock()
         self._idle: list[_Box] = []  # oldest first
         self._all: dict[str, _Box] = {}
         self._closed = False
         self._seen_paths = _SEEN_PATHS.setdefault(self.image, {})
-        self._owner = _owner()
+        self._owner = owner()
         reap_stale(self._client)
         _LIVE.add(self)
 
@@ -164,7 +167,7 @@ class DockerSandbox(Sandbox):
 
     def mechanisms(self) -> dict[str, str]:
         """What enforces each limit (the keys of ``BwrapSandbox.mechanisms``)."""
-        engine = _engine_info(self._client)
+        engine = engine_info(self._client)
         cgroup = f"cgroup-v{engine.get('CgroupVersion') or '1'}"
         return {
             "memory": cgroup,
@@ -268,9 +271,9 @@ class DockerSandbox(Sandbox):
         wall = time.monotonic() - start
         parsed = launch.parse_report(bytes(demux.stderr.tail), prepared.nonce) if ended else None
         if parsed is None:
-            return _lost(demux, limits, wall), False
+            return lost(demux, limits, wall), False
         report, length = parsed
-        return _result(demux, report, length, limits, wall), report.clean
+        return from_report(demux, report, length, limits, wall), report.clean
 
     def _start_exec(self, box: _Box, command: list[str]) -> socket.socket:
         exec_id = self._api.exec_create(box.id, command, stdin=True, user="0:0")["Id"]
@@ -438,126 +441,6 @@ class DockerSession:
         else:
             self._sandbox._discard(self._box)
         return report.status
-
-
-def _split(status: int) -> tuple[int | None, int | None]:
-    """Shell style: 128+N is signal N."""
-    return (None, status - 128) if 128 < status < 128 + 65 else (status, None)
-
-
-def _result(
-    demux: Demux, report: launch.Report, report_len: int, limits: Limits, wall: float
-) -> Result:
-    stdout, out_cut = demux.stdout.without_suffix(0)
-    stderr, err_cut = demux.stderr.without_suffix(report_len)
-    code, sig = _split(report.status)
-    cpu = report.cpu_s or 0.0
-    limit: str | None = None
-    if demux.over:
-        limit = "output"
-    elif report.timed_out:
-        limit = None
-    elif report.oom_kills and code != 0:
-        limit = "memory"
-    else:
-        limit = classify(code, sig, stderr, limits, cpu_s=cpu, output_killed=False)
-        if limit is None and report.pids_refused and code != 0:
-            limit = "processes"
-    return Result(
-        exit_code=code,
-        signal=sig,
-        stdout=stdout,
-        stderr=stderr,
-        stdout_truncated=out_cut,
-        stderr_truncated=err_cut,
-        timed_out=report.timed_out and not demux.over,
-        limit_hit=limit,
-        wall_s=wall,
-        cpu_s=cpu,
-    )
-
-
-def _lost(demux: Demux, limits: Limits, wall: float) -> Result:
-    """No report came back: the container was destroyed with the job in it."""
-    stdout, out_cut = demux.stdout.without_suffix(0)
-    stderr, err_cut = demux.stderr.without_suffix(0)
-    timed_out = wall >= limits.wall_s and not demux.over
-    return Result(
-        exit_code=None,
-        signal=9,
-        stdout=stdout,
-        stderr=stderr,
-        stdout_truncated=out_cut,
-        stderr_truncated=err_cut,
-        timed_out=timed_out,
-        limit_hit="output" if demux.over else None,
-        wall_s=wall,
-        cpu_s=0.0,
-    )
-
-
-def _connect() -> Any:
-    try:
-        docker = docker_module()
-    except ImportError as exc:
-        msg = "the 'docker' package is not installed (extra: docker)"
-        raise SandboxUnavailable(msg) from exc
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:
-        raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
-    return client
-
-
-def _require_image(client: Any, image: str) -> None:
-    docker = docker_module()
-
-    try:
-        client.images.get(image)
-    except docker.errors.ImageNotFound as exc:
-        how = (
-            "build it with `rlv sandbox image build`"
-            if image == DEFAULT_IMAGE
-            else f"pull or build it, or unset {IMAGE_ENV} for the default image"
-        )
-        raise SandboxUnavailable(f"docker image {image} is not present: {how}") from exc
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailable(f"cannot inspect docker image {image}: {exc}") from exc
-
-
-def _engine_info(client: Any) -> dict[str, Any]:
-    try:
-        info: dict[str, Any] = client.info()
-    except Exception:  # noqa: BLE001 - only used to describe the engine
-        return {}
-    return info
-
-
-def reap_stale(client: Any = None) -> int:
-    """Kill the sandbox containers that a dead process of this host left behind (a verifier
-    worker killed at a deadline); how many. Every new ``DockerSandbox`` does this first."""
-    client = client if client is not None else _connect()
-    host = socket.gethostname()
-    killed = 0
-    with contextlib.suppress(Exception):
-        for container in client.containers.list(filters={"label": OWNER_LABEL}):
-            owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
-            if owner_host == host and pid.isdigit() and not _alive(int(pid)):
-                with contextlib.suppress(Exception):
-                    container.kill()
-                    killed += 1
-    return killed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @atexit.register

@@ -1,0 +1,83 @@
+"""The Docker engine: connecting, the image, what the engine says, containers left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from typing import Any
+
+from rl_verifier_sandbox.api import SandboxUnavailable
+from rl_verifier_sandbox.image import DEFAULT_IMAGE, IMAGE_ENV, docker_module
+
+OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
+
+
+def owner() -> str:
+    """This process's ``OWNER_LABEL`` value."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def connect() -> Any:
+    """A client of the engine ``DOCKER_HOST`` (or the local socket) names, which answered."""
+    try:
+        docker = docker_module()
+    except ImportError as exc:
+        msg = "the 'docker' package is not installed (extra: docker)"
+        raise SandboxUnavailable(msg) from exc
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
+    return client
+
+
+def require_image(client: Any, image: str) -> None:
+    docker = docker_module()
+
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound as exc:
+        how = (
+            "build it with `rlv sandbox image build`"
+            if image == DEFAULT_IMAGE
+            else f"pull or build it, or unset {IMAGE_ENV} for the default image"
+        )
+        raise SandboxUnavailable(f"docker image {image} is not present: {how}") from exc
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"cannot inspect docker image {image}: {exc}") from exc
+
+
+def engine_info(client: Any) -> dict[str, Any]:
+    try:
+        info: dict[str, Any] = client.info()
+    except Exception:  # noqa: BLE001 - only used to describe the engine
+        return {}
+    return info
+
+
+def reap_stale(client: Any = None) -> int:
+    """Kill the sandbox containers that a dead process of this host left behind (a verifier
+    worker killed at a deadline); how many. Every new ``DockerSandbox`` does this first."""
+    client = client if client is not None else connect()
+    host = socket.gethostname()
+    killed = 0
+    with contextlib.suppress(Exception):
+        for container in client.containers.list(filters={"label": OWNER_LABEL}):
+            owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
+            if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(Exception):
+                    container.kill()
+                    killed += 1
+    return killed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
