@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 from rl_verifier import Completion, Task
 from rl_verifier.builtin import ExactMatch
-from rl_verifier.engine import Sample
+from rl_verifier.engine import Sample, score_batch
+from rl_verifier.executors import make_executor
 from rl_verifier.reward import Reward
-from rl_verifier.scoring import make_executor, score_batch
 
 
 def make_batch(count: int) -> list[Sample]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.builtin import arithmetic_tasks
-from rl_verifier.train.builder import BuildRequest, write_loop
+from rl_verifier.train.new_loop import BuildRequest, write_loop
 from rl_verifier.train.rollouts import tasks_for_step
 
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]

@@ -8,8 +8,8 @@ import pytest
 
 from rl_verifier.errors import UserError
 from rl_verifier.losses import LOSSES, Loss, policy_losses, register_loss
-from rl_verifier.train.builder import BuildRequest, render_loop
 from rl_verifier.train.config import validate
+from rl_verifier.train.new_loop import BuildRequest, render_loop
 from rl_verifier.train.packing import Segment, pack, to_datum
 
 

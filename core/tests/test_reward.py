@@ -80,8 +80,8 @@ def score_once_spec(reward, text):  # type: ignore[no-untyped-def]
     import asyncio
 
     from rl_verifier.contracts import Completion
-    from rl_verifier.engine import Sample
-    from rl_verifier.scoring import make_executor, score_batch
+    from rl_verifier.engine import Sample, score_batch
+    from rl_verifier.executors import make_executor
 
     sample = Sample(TASK, Completion(task_id="t", completion=text), 0)
     return asyncio.run(score_batch([(reward, sample)], make_executor("inline"))).scores

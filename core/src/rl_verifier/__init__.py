@@ -18,9 +18,9 @@ from rl_verifier.contracts import (
     completion_text,
     content_text,
 )
-from rl_verifier.engine import Sample
+from rl_verifier.engine import BatchResult, Sample, score_batch
 from rl_verifier.errors import UserError
-from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor, make_executor
 from rl_verifier.hookspecs import (
     EnvironmentRegistrar,
     TaskSetRegistrar,
@@ -31,7 +31,6 @@ from rl_verifier.losses import Loss, register_loss
 from rl_verifier.piped import PipedProcess
 from rl_verifier.resolve import reward_for
 from rl_verifier.reward import Reward
-from rl_verifier.scoring import BatchResult, make_executor, score_batch
 from rl_verifier.toolcalls import (
     OPEN_TAG,
     CallSyntaxError,

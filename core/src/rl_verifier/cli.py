@@ -19,8 +19,9 @@ from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
 from rl_verifier.config_input import merge_configs, read_config_file
 from rl_verifier.contracts import Score
-from rl_verifier.engine import Sample
+from rl_verifier.engine import Sample, score_batch
 from rl_verifier.errors import UserError
+from rl_verifier.executors import make_executor
 from rl_verifier.jsonl import (
     atomic_output,
     is_stdio,
@@ -31,9 +32,8 @@ from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import TASKSET_PREFIX, RewardResolver, load_task_source
 from rl_verifier.reward import Reward
-from rl_verifier.scoring import make_executor, score_batch
 from rl_verifier.summary import format_summary, summarise
-from rl_verifier.train.builder import BACKENDS, request_defaults
+from rl_verifier.train.new_loop import BACKENDS, request_defaults
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -520,7 +520,7 @@ def new_loop(
     force: bool,
 ) -> None:
     """Write a ready-to-run training loop (a Python file and its TOML config)."""
-    from rl_verifier.train.builder import BuildRequest, write_loop
+    from rl_verifier.train.new_loop import BuildRequest, write_loop
 
     built = write_loop(
         BuildRequest(

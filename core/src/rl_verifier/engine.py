@@ -1,4 +1,5 @@
-"""The async scoring engine: many samples at once, each verifier under its own limit."""
+"""The async scoring engine: many samples at once, each verifier under its own limit;
+``score_batch`` scores a whole batch and its batch metrics."""
 
 from __future__ import annotations
 
@@ -141,3 +142,29 @@ def make_score(sample: Sample, verdict: Verdict, ref: object, elapsed: float) ->
             "error": verdict.error,
         }
     )
+
+
+@dataclass
+class BatchResult:
+    scores: list[Score]
+    metrics: dict[str, float]
+
+
+async def score_batch(
+    jobs: Sequence[tuple[Reward, Sample]],
+    executor: Executor,
+    on_score: Callable[[Score], None] | None = None,
+    finished: Sequence[tuple[Reward, Score]] = (),
+) -> BatchResult:
+    """Score ``jobs`` (input order kept) and compute each verifier's batch metrics.
+
+    ``finished`` holds scores of the same batch from an earlier, interrupted run: they
+    are not scored again but count in the batch metrics and come first in ``scores``.
+    """
+    async with executor:
+        engine = ScoringEngine(executor)
+        for reward, score in finished:
+            engine.remember(reward, score)
+        scores = [score for _, score in finished] + await engine.score(jobs, on_score)
+    rewards = list({id(reward): reward for reward, _ in jobs}.values())
+    return BatchResult(scores, engine.batch_metrics(rewards))

@@ -1,6 +1,6 @@
 """Reward specs: weighted sums of verifiers, where a product of verifiers is a gate.
 
-``0.8*pytest_exec + 0.2*format`` adds two checks; ``format*exact_match`` gives the
+``0.8*pytest + 0.2*format`` adds two checks; ``format*exact_match`` gives the
 answer's reward only when the format check passes; ``1 - 0.5*format`` is allowed.
 Each verifier in a spec runs once per sample and is reported in ``components``.
 """

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from rl_verifier.engine import ScoringEngine
 from rl_verifier.errors import UserError
+from rl_verifier.executors import make_executor
 from rl_verifier.losses import CROSS_ENTROPY
-from rl_verifier.scoring import make_executor
 from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.datums import build_datums, drift

@@ -22,7 +22,8 @@ from starlette.routing import Route
 from rl_verifier.errors import UserError
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
-from rl_verifier.train.builder import (
+from rl_verifier.train.catalog import CATALOG
+from rl_verifier.train.new_loop import (
     BACKENDS,
     BuildError,
     BuildRequest,
@@ -30,7 +31,6 @@ from rl_verifier.train.builder import (
     request_defaults,
     script_path,
 )
-from rl_verifier.train.catalog import CATALOG
 
 log = logging.getLogger("rl_verifier.web")
 

@@ -11,9 +11,9 @@ import pytest
 
 from rl_verifier.errors import UserError
 from rl_verifier.plugins import get_plugins
-from rl_verifier.train.builder import BuildRequest, render_loop, write_loop
 from rl_verifier.train.catalog import CATALOG, lookup
 from rl_verifier.train.config import load_config
+from rl_verifier.train.new_loop import BuildRequest, render_loop, write_loop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -256,8 +256,8 @@ def test_catalogue_is_consistent() -> None:
 
 def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None:
     from rl_verifier.errors import UserError
-    from rl_verifier.train.builder import BuildRequest, render_loop
     from rl_verifier.train.config import TrainConfig
+    from rl_verifier.train.new_loop import BuildRequest, render_loop
 
     request = BuildRequest(
         verifier="exact_match", model="rlv/tiny-chat", environment="single_turn", max_turns=3
