@@ -23,8 +23,7 @@ from collections.abc import Callable
 
 from rl_verifier import Completion, Task
 from rl_verifier.builtin import ExactMatch
-from rl_verifier.engine import Sample, score_batch
-from rl_verifier.executors import make_executor
+from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.reward import Reward
 
 

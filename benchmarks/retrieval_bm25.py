@@ -23,8 +23,7 @@ from typing import TypeVar
 import numpy as np
 
 from rl_verifier import Completion, Task
-from rl_verifier.engine import Sample, score_batch
-from rl_verifier.executors import make_executor
+from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.reward import Reward
 from rl_verifier_retrieval.index import BM25Index, Document
 from rl_verifier_retrieval.verifier import RetrievalVerifier

@@ -18,9 +18,9 @@ from rl_verifier.contracts import (
     completion_text,
     content_text,
 )
-from rl_verifier.engine import BatchResult, Sample, score_batch
+from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
-from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor, make_executor
+from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.hookspecs import (
     EnvironmentRegistrar,
     TaskSetRegistrar,

@@ -19,9 +19,8 @@ from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
 from rl_verifier.config_input import merge_configs, read_config_file
 from rl_verifier.contracts import Score
-from rl_verifier.engine import Sample, score_batch
+from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
-from rl_verifier.executors import make_executor
 from rl_verifier.jsonl import (
     atomic_output,
     is_stdio,

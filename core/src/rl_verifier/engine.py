@@ -7,9 +7,10 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
-from rl_verifier.executors import Executor
+from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.reward import Reward
 from rl_verifier.verifier import Verifier
 
@@ -142,6 +143,22 @@ def make_score(sample: Sample, verdict: Verdict, ref: object, elapsed: float) ->
             "error": verdict.error,
         }
     )
+
+
+ExecutorKind = Literal["process", "inline", "ray"]
+
+
+def make_executor(
+    kind: ExecutorKind = "process", workers: int | None = None, address: str | None = None
+) -> Executor:
+    """``address`` (ray only) joins a Ray cluster; without it Ray starts locally."""
+    if kind == "inline":
+        return InlineExecutor(workers)
+    if kind == "ray":
+        from rl_verifier.ray_executor import RayExecutor
+
+        return RayExecutor(address=address, workers=workers)
+    return ProcessExecutor(workers)
 
 
 @dataclass

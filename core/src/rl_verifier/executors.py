@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Any
 
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
@@ -242,19 +242,3 @@ class ProcessExecutor(Executor):
         workers, self._all, self._idle = list(self._all), set(), []
         await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
         await asyncio.gather(*self._reapers, return_exceptions=True)
-
-
-ExecutorKind = Literal["process", "inline", "ray"]
-
-
-def make_executor(
-    kind: ExecutorKind = "process", workers: int | None = None, address: str | None = None
-) -> Executor:
-    """``address`` (ray only) joins a Ray cluster; without it Ray starts locally."""
-    if kind == "inline":
-        return InlineExecutor(workers)
-    if kind == "ray":
-        from rl_verifier.ray_executor import RayExecutor
-
-        return RayExecutor(address=address, workers=workers)
-    return ProcessExecutor(workers)

@@ -12,9 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from rl_verifier.contracts import ChatMessage, Completion, Score, Status, Task
-from rl_verifier.engine import Sample, score_batch
+from rl_verifier.engine import ExecutorKind, Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
-from rl_verifier.executors import ExecutorKind, make_executor
 from rl_verifier.reward import Reward
 from rl_verifier.verifier import Verifier, VerifierConfig
 

@@ -8,9 +8,8 @@ import random
 import time
 from pathlib import Path
 
-from rl_verifier.engine import ScoringEngine
+from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.errors import UserError
-from rl_verifier.executors import make_executor
 from rl_verifier.losses import CROSS_ENTROPY
 from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig
