@@ -205,9 +205,37 @@ def reference_loss(
         low = config.get("clip_low_threshold", 0.0)
         high = config.get("clip_high_threshold", 4.0)
         return -(ratio.clamp(low, high).detach() * lp * adv)
-    assert name == "dro"
-    beta = config.get("beta", 0.05)
-    return -(lp * adv - 0.5 * beta * (lp - old) ** 2)
+    if name == "dro":
+        beta = config.get("beta", 0.05)
+        return -(lp * adv - 0.5 * beta * (lp - old) ** 2)
+    if name == "gspo":
+        # Value: every token carries the sequence ratio S. Gradient: -S * A * dlp where the
+        # unclipped term is taken (or S is inside the clip range), else none.
+        low = config.get("clip_low_threshold", 0.9997)
+        high = config.get("clip_high_threshold", 1.0004)
+        mask = inputs.get("sequence_ratio_mask", adv) != 0
+        seq_ratio = float(torch.exp((lp.detach() - old)[mask].mean()))
+        clipped = min(max(seq_ratio, low), high)
+        value = -torch.minimum(seq_ratio * adv, clipped * adv)
+        inside = low <= seq_ratio <= high
+        slope = torch.where(inside | (seq_ratio * adv < clipped * adv), -seq_ratio * adv, 0.0)
+        return with_gradient(value, slope, lp)
+    assert name == "stable_reinforce"
+    # On sampled positions: -min(r, 1) * lp * A + kl * (r - 1 - log r), r against the
+    # distribution the sampler drew from; d/dlp = -min(r, 1) * A + kl * (r - 1).
+    kl = config.get("kl_coeff", 0.0)
+    sampled, drawn = inputs["sampled"], inputs["drawn_logprobs"]
+    log_r = lp.detach() - drawn
+    r = torch.exp(log_r)
+    value = sampled * (-torch.clamp(r, max=1.0) * lp.detach() * adv + kl * (r - 1 - log_r))
+    slope = sampled * (-torch.clamp(r, max=1.0) * adv + kl * (r - 1))
+    return with_gradient(value, slope, lp)
+
+
+def with_gradient(value: torch.Tensor, slope: torch.Tensor, lp: torch.Tensor) -> torch.Tensor:
+    """A tensor equal to ``value`` whose gradient with respect to ``lp`` is ``slope``."""
+    carrier = slope.detach() * lp
+    return value.detach() + carrier - carrier.detach()
 
 
 LOSS_CASES = [
@@ -219,12 +247,15 @@ LOSS_CASES = [
     ("cispo", {}),
     ("cispo", {"clip_low_threshold": 0.9, "clip_high_threshold": 1.1}),
     ("dro", {"beta": 0.3}),
+    ("gspo", {}),
+    ("gspo", {"clip_low_threshold": 0.5, "clip_high_threshold": 2.0}),
+    ("gspo_mask", {"clip_low_threshold": 0.9, "clip_high_threshold": 1.1}),
+    ("stable_reinforce", {}),
+    ("stable_reinforce", {"kl_coeff": 0.5}),
 ]
 
 
-def random_data(
-    name: str, reference: Reference, rng: np.random.Generator
-) -> list[tuple[list[int], dict[str, np.ndarray]]]:
+def random_data(name: str, reference: Reference, rng: np.random.Generator) -> list[DatumIn]:
     """Datums of different lengths (so batches are padded), with random loss inputs."""
     data = []
     for length in (9, 14, 5):
@@ -232,12 +263,13 @@ def random_data(
         if name == "cross_entropy_2d":
             targets = rng.integers(0, 300, size=(length, 3))
             weights = rng.normal(size=(length, 3))
-            data.append((tokens, {"target_tokens": targets, "weights": weights}))
+            data.append(DatumIn(tokens, {"target_tokens": targets, "weights": weights}))
             continue
         targets = rng.integers(0, 300, size=length)
         if name == "cross_entropy":
             # Any real weights: forward_backward_custom sends -dLoss/dlogprobs.
-            data.append((tokens, {"target_tokens": targets, "weights": rng.normal(size=length)}))
+            inputs = {"target_tokens": targets, "weights": rng.normal(size=length)}
+            data.append(DatumIn(tokens, inputs))
             continue
         base = reference.logprobs(tokens, targets).detach().numpy()
         advantages = rng.normal(size=length)
@@ -247,7 +279,13 @@ def random_data(
             "logprobs": base + rng.normal(scale=0.15, size=length),
             "advantages": advantages,
         }
-        data.append((tokens, inputs))
+        derived: dict[str, np.ndarray] = {}
+        if name == "gspo_mask":
+            inputs["sequence_ratio_mask"] = (rng.random(length) < 0.6).astype(np.float32)
+        if name == "stable_reinforce":
+            derived["sampled"] = (advantages != 0).astype(np.float32)
+            derived["drawn_logprobs"] = base + rng.normal(scale=0.3, size=length)
+        data.append(DatumIn(tokens, inputs, derived))
     return data
 
 
@@ -255,18 +293,17 @@ def random_data(
 def test_loss_values_and_grads_match_reference(
     host: ModelHost, reference: Reference, case: str, config: dict[str, float]
 ) -> None:
-    name = "cross_entropy" if case == "cross_entropy_2d" else case
+    name = {"cross_entropy_2d": "cross_entropy", "gspo_mask": "gspo"}.get(case, case)
     host.trainers.create("a", SPEC)
     train(host, "a")  # non-zero B, so the adapter matters and A gets gradients too
     weights = {k: w.requires_grad_(True) for k, w in lora_weights(host, "a").items()}
     data = random_data(case, reference, np.random.default_rng(1))
 
-    result = host.forward_backward(
-        "a", [DatumIn(t, i) for t, i in data], name, config, backward=True
-    )
+    result = host.forward_backward("a", data, name, config, backward=True)
 
     total = torch.zeros(())
-    for (tokens, inputs), out in zip(data, result.outputs, strict=True):
+    for datum, out in zip(data, result.outputs, strict=True):
+        tokens, inputs = datum.tokens, {**datum.inputs, **datum.derived}
         lp = reference.logprobs(tokens, inputs["target_tokens"], weights, scaling(host))
         tensors = {k: torch.as_tensor(v, dtype=torch.float32) for k, v in inputs.items()}
         per_token = reference_loss(name, lp, tensors, config)
@@ -482,9 +519,17 @@ def test_top_k_restricts_support(host: ModelHost, reference: Reference) -> None:
 def test_top_p_top_k_filtering(params: SamplingParams, support: set[int]) -> None:
     probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
     logits = torch.log(probs).expand(4000, -1)
-    drawn = params.choose(logits, make_generator(torch.device("cpu"), 0))
+    drawn, drawn_lps = params.choose(logits, make_generator(torch.device("cpu"), 0))
     counts = torch.bincount(drawn, minlength=4).double()
     assert set(torch.nonzero(counts).flatten().tolist()) == support
+    # Each token's logprob under the distribution it was drawn from: that distribution
+    # lives on the support (its probabilities add up to 1) and puts each token's
+    # temperature-scaled weight on it.
+    by_token = {int(t): float(lp) for t, lp in zip(drawn, drawn_lps, strict=True)}
+    assert sum(math.exp(lp) for lp in by_token.values()) == pytest.approx(1.0, abs=1e-5)
+    weights = {t: float(probs[t]) ** (1 / params.temperature) for t in support}
+    for token, lp in by_token.items():
+        assert math.exp(lp) == pytest.approx(weights[token] / sum(weights.values()), rel=1e-4)
     if params == SamplingParams():
         np.testing.assert_allclose((counts / counts.sum()).numpy(), probs.numpy(), atol=0.03)
 

@@ -96,3 +96,20 @@ register_loss(
         config={"beta": 0.05},
     )
 )
+register_loss(
+    Loss(
+        "gspo",
+        "GSPO (token-level): every token carries the clipped sequence-level ratio.",
+        config={"clip_low_threshold": 1 - 3e-4, "clip_high_threshold": 1 + 4e-4},
+    )
+)
+register_loss(
+    Loss(
+        "stable_reinforce",
+        "StableReinforce: REINFORCE weighted by the truncated ratio to the distribution the "
+        "sampler drew from; needs provenance of sampling with record_stability_info.",
+        config={"kl_coeff": 0.0},
+        # Not offered by `rlv train` yet: its datums carry no provenance.
+        policy=False,
+    )
+)

@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from rl_verifier.errors import UserError
-from rl_verifier_server.runtime.losses import CLIP_INPUTS, LossDef
+from rl_verifier_server.runtime.losses import CLIP_INPUTS, SEQUENCE_INPUTS, LossDef
 from rl_verifier_server.runtime.types import DatumIn
 
 
@@ -82,6 +82,13 @@ def prepare_datum(
     inputs: dict[str, Tensor] = {}
     for key, value in given.items():
         inputs[key] = _check_floats(np.asarray(value), key, tuple(targets.shape), where)
+    for key in loss.derived:
+        if key not in datum.derived:
+            raise UserError(
+                f"{where}: loss '{loss.name}' needs provenance (Datum.with_provenance) naming "
+                "sequences sampled with record_stability_info=True"
+            )
+        inputs[key] = _check_floats(np.asarray(datum.derived[key]), key, (n,), where)
     return PreparedDatum(index, tokens, targets, inputs)
 
 
@@ -110,6 +117,8 @@ def _check_floats(array: np.ndarray, key: str, shape: tuple[int, ...], where: st
     if key in CLIP_INPUTS:
         if array.size == 1:
             array = np.full(shape[:1], float(array.reshape(())), np.float32)
+        shape = shape[:1]
+    elif key in SEQUENCE_INPUTS:
         shape = shape[:1]
     if tuple(array.shape) != shape:
         raise UserError(

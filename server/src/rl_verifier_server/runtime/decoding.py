@@ -5,7 +5,9 @@
 * Finished rows are dropped from the batch and from the cache.
 * The logprob reported for a sampled token is ``log_softmax(logits)[token]`` at temperature 1,
   whatever temperature/top-k/top-p were used to pick it, so it equals what ``forward()``
-  returns for that token.
+  returns for that token. Each sequence also carries the token's logprob under the
+  distribution it was actually drawn from (temperature, top-k and top-p applied; 0 for
+  greedy), which ``record_stability_info`` keeps for ``stable_reinforce``.
 * Stop conditions: a stop token id is kept as the last output token; a stop string ends the
   sequence at the token that completes it, and that token is kept. ``stop=None`` means the
   model's EOS ids, ``stop=[]`` means only ``max_tokens``.
@@ -41,10 +43,12 @@ class SamplingParams:
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int):
             raise UserError(f"top_k must be an integer (-1 = off), got {self.top_k!r}")
 
-    def choose(self, logits: Tensor, generator: torch.Generator) -> Tensor:
-        """Next token per row of ``logits`` [B, V]."""
+    def choose(self, logits: Tensor, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """Next token per row of ``logits`` [B, V], and its logprob under the distribution
+        it was drawn from."""
         if self.temperature == 0:
-            return logits.argmax(dim=-1)
+            chosen = logits.argmax(dim=-1)
+            return chosen, torch.zeros(chosen.shape, dtype=torch.float32, device=chosen.device)
         scaled = logits.float() / self.temperature
         vocab = scaled.shape[-1]
         if 0 < self.top_k < vocab:
@@ -57,7 +61,9 @@ class SamplingParams:
             ordered = ordered.masked_fill(before >= self.top_p, float("-inf"))
             scaled = torch.full_like(scaled, float("-inf")).scatter(-1, order, ordered)
         probs = scaled.softmax(dim=-1)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        drawn = scaled.log_softmax(dim=-1).gather(-1, chosen[:, None])[:, 0]
+        return chosen, drawn
 
 
 class StopCriteria:
@@ -135,15 +141,18 @@ def generate(
     rows = list(range(num_samples))  # cache row -> sample index
     tokens: list[list[int]] = [[] for _ in rows]
     logprobs: list[list[float]] = [[] for _ in rows]
+    drawn_logprobs: list[list[float]] = [[] for _ in rows]
     reasons = ["length"] * num_samples
     for step in range(max_tokens):
-        chosen = params.choose(logits, generator)
+        chosen, drawn = params.choose(logits, generator)
         chosen_lps = token_logprobs(logits, chosen)
         keep: list[int] = []
-        for j, (token, lp) in enumerate(zip(chosen.tolist(), chosen_lps.tolist(), strict=True)):
+        steps = zip(chosen.tolist(), chosen_lps.tolist(), drawn.tolist(), strict=True)
+        for j, (token, lp, drawn_lp) in enumerate(steps):
             sample = rows[j]
             tokens[sample].append(token)
             logprobs[sample].append(lp)
+            drawn_logprobs[sample].append(drawn_lp)
             if stop.hit(tokens[sample]):
                 reasons[sample] = "stop"
             else:
@@ -158,7 +167,10 @@ def generate(
         out = model(input_ids=chosen[:, None], use_cache=True, **{cache_arg: cache})
         cache = _cache_of(out)
         logits = out.logits[:, -1, :]
-    return [SampledSequence(t, lp, r) for t, lp, r in zip(tokens, logprobs, reasons, strict=True)]
+    return [
+        SampledSequence(t, lp, r, d)
+        for t, lp, r, d in zip(tokens, logprobs, reasons, drawn_logprobs, strict=True)
+    ]
 
 
 def _cache_of(output: Any) -> Any:

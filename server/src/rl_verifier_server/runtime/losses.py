@@ -18,12 +18,34 @@ cispo                ``-stopgrad(clip(r, lo, hi)) * lp * A``                clip
                                                                             clip_high_threshold
                                                                             (4.0)
 dro                  ``-(lp * A - beta / 2 * (lp - lp_old) ** 2)``          beta (0.05)
+gspo                 ``-min(s * A, clip(s, lo, hi) * A)``, where           clip_low_threshold
+                     ``s = sg(S) * exp(lp - sg(lp))`` and ``S`` is the      (0.9997),
+                     sequence ratio: ``exp(mean(lp - lp_old))`` over the    clip_high_threshold
+                     positions ``sequence_ratio_mask`` marks                (1.0004)
+stable_reinforce     ``-sg(min(r_q, 1)) * lp * A + kl * (r_q - 1 -          kl_coeff (0.0)
+                     log r_q)`` on sampled positions, 0 on the others;
+                     ``r_q = exp(lp - lp_q)`` with ``lp_q`` the token's
+                     logprob under the distribution the sampler drew it
+                     from, recorded at sampling time
 ==================== ===================================================== ==================
 
-The clip thresholds are absolute ratio bounds. ppo and cispo also accept per-datum
+The clip thresholds are absolute ratio bounds. ppo, cispo and gspo also accept per-datum
 ``clip_low_threshold`` / ``clip_high_threshold`` inputs (shape [N] or [1]) that override the
 config. cross_entropy also takes 2-D ``target_tokens`` [N, K] with ``weights`` [N, K]
 (distillation over K candidates per position); its ``logprobs`` output is then [N, K].
+
+gspo is Tinker's token-level GSPO: each token carries the sequence ratio's value with its
+own logprob's gradient. Without ``sequence_ratio_mask`` the sequence ratio is taken over the
+positions with a non-zero advantage (the sampled tokens of an RL datum); its clip range is
+the GSPO paper's (1 - 3e-4, 1 + 4e-4).
+
+stable_reinforce needs provenance (``Datum.with_provenance``) naming sequences sampled with
+``record_stability_info=True`` in the same session; the server resolves it into two
+``derived`` inputs before the loss runs (``stability``): ``sampled`` (1 where the target
+token is a sampled token) and ``drawn_logprobs`` (``lp_q``). A non-zero advantage on a
+position that is not a sampled token is refused. The truncated, detached ratio keeps the
+update bounded however stale the samples are; ``kl_coeff`` adds an estimate of
+KL(sampler || learner) on the sampled tokens (the ``k3`` estimator).
 
 Adding a loss is one function and one ``LOSSES`` entry here, plus its entry in core's
 registry (``rl_verifier.losses``), which a test holds against this table.
@@ -64,6 +86,7 @@ class LossDef:
     optional: tuple[str, ...] = ()
     config: Mapping[str, float] = field(default_factory=dict)
     multi_target: bool = False  # accepts target_tokens [N, K]
+    derived: tuple[str, ...] = ()  # inputs the server fills in from provenance
 
     def resolve_config(self, given: Mapping[str, object] | None) -> dict[str, float]:
         resolved = dict(self.config)
@@ -142,8 +165,35 @@ def _dro(lp: Tensor, inputs: Mapping[str, Tensor], config: Mapping[str, float]) 
     return LossTerms(loss, ratio=torch.exp(lp.detach() - old))
 
 
+def _gspo(lp: Tensor, inputs: Mapping[str, Tensor], config: Mapping[str, float]) -> LossTerms:
+    adv = inputs["advantages"]
+    mask = inputs.get("sequence_ratio_mask")
+    in_ratio = (adv if mask is None else mask) != 0
+    token_log_ratio = lp.detach() - inputs["logprobs"]
+    log_ratio = token_log_ratio[in_ratio].mean() if bool(in_ratio.any()) else lp.new_zeros(())
+    ratio = torch.exp(log_ratio + lp - lp.detach())
+    low, high = _clip_bounds(inputs, config)
+    clipped_ratio = torch.minimum(torch.maximum(ratio, low), high)
+    loss = -torch.minimum(ratio * adv, clipped_ratio * adv)
+    r = ratio.detach()
+    return LossTerms(loss, ratio=r, clipped=(r < low) | (r > high))
+
+
+def _stable_reinforce(
+    lp: Tensor, inputs: Mapping[str, Tensor], config: Mapping[str, float]
+) -> LossTerms:
+    sampled = inputs["sampled"]
+    log_ratio = lp - inputs["drawn_logprobs"]
+    ratio = torch.exp(log_ratio)
+    weight = torch.clamp(ratio.detach(), max=1.0)
+    kl = ratio - 1 - log_ratio
+    loss = sampled * (-(weight * lp * inputs["advantages"]) + config["kl_coeff"] * kl)
+    return LossTerms(loss, ratio=ratio.detach())
+
+
 RL_INPUTS = ("target_tokens", "logprobs", "advantages")
 CLIP_INPUTS = ("clip_low_threshold", "clip_high_threshold")
+SEQUENCE_INPUTS = ("sequence_ratio_mask",)  # inputs of shape [N] that are not per-target
 
 LOSSES: dict[str, LossDef] = {
     loss.name: loss
@@ -167,6 +217,21 @@ LOSSES: dict[str, LossDef] = {
             {"clip_low_threshold": 0.0, "clip_high_threshold": 4.0},
         ),
         LossDef("dro", _dro, RL_INPUTS, (), {"beta": 0.05}),
+        LossDef(
+            "gspo",
+            _gspo,
+            RL_INPUTS,
+            (*CLIP_INPUTS, *SEQUENCE_INPUTS),
+            {"clip_low_threshold": 1 - 3e-4, "clip_high_threshold": 1 + 4e-4},
+        ),
+        LossDef(
+            "stable_reinforce",
+            _stable_reinforce,
+            ("target_tokens", "advantages"),
+            ("logprobs",),
+            {"kl_coeff": 0.0},
+            derived=("sampled", "drawn_logprobs"),
+        ),
     )
 }
 

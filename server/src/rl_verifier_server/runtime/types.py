@@ -78,10 +78,13 @@ class AdamParams:
 
 @dataclass
 class DatumIn:
-    """One training example: the model input and its ``loss_fn_inputs``."""
+    """One training example: the model input and its ``loss_fn_inputs``; ``derived`` holds
+    inputs the server itself filled in (from provenance: see ``stability``), never the
+    client's."""
 
     tokens: list[int]
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
+    derived: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass
@@ -95,8 +98,9 @@ class FwdBwdResult:
 @dataclass
 class SampledSequence:
     tokens: list[int]
-    logprobs: list[float]
+    logprobs: list[float]  # under the model at temperature 1 (what forward() computes)
     stop_reason: str  # "stop" | "length"
+    drawn_logprobs: list[float] = field(default_factory=list)  # under the distribution used
 
 
 @dataclass(frozen=True)
