@@ -31,6 +31,7 @@ from rl_verifier.losses import Loss, register_loss
 from rl_verifier.piped import PipedProcess
 from rl_verifier.resolve import reward_for
 from rl_verifier.reward import Reward
+from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.toolcalls import (
     OPEN_TAG,
     CallSyntaxError,
@@ -54,6 +55,7 @@ __all__ = [
     "CallSyntaxError",
     "ChatMessage",
     "Completion",
+    "CompletionLike",
     "EnvironmentRegistrar",
     "Executor",
     "InlineExecutor",
@@ -64,8 +66,10 @@ __all__ = [
     "Reward",
     "Sample",
     "Score",
+    "Scorer",
     "Status",
     "Task",
+    "TaskLike",
     "TaskSetRegistrar",
     "Text",
     "ToolCall",
