@@ -15,16 +15,18 @@ from rlv_cli_helpers import assert_user_error, io_args, rlv, write_jsonl
 from rlv_fake_plugins import MakePlugin
 
 SLOW_PLUGIN = """
-import time
+import os, time
 from rl_verifier import Verdict, Verifier, hookimpl
 
 class Slow(Verifier):
-    '''Takes a while per sample; reward is the completion as a number.'''
+    '''Reward is the completion as a number; 'hold' waits while $HOLD_FILE exists.'''
     name = "slow"
-    default_timeout_s = 30.0
+    default_timeout_s = 120.0
     def verify(self, task, completion):
-        time.sleep(0.2)
-        return Verdict.ok(float(completion.text()))
+        text = completion.text()
+        while text == "hold" and os.path.exists(os.environ["HOLD_FILE"]):
+            time.sleep(0.05)
+        return Verdict.ok(0.5 if text == "hold" else float(text))
 
 @hookimpl
 def register_verifiers(register):
@@ -114,9 +116,11 @@ def test_ctrl_c_keeps_finished_rows_and_resume_scores_only_the_rest(
     tmp_path: Path, make_plugin: MakePlugin
 ) -> None:
     site = make_plugin("slow", SLOW_PLUGIN)
-    env = {"PYTHONPATH": str(site)}
+    hold = tmp_path / "hold"
+    hold.touch()  # the sixth sample waits until this file is gone: Ctrl-C lands mid-batch
+    env = {"PYTHONPATH": str(site), "HOLD_FILE": str(hold)}
     tasks = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "prompt": "p", "verifier": "slow"}])
-    values = [f"0.{i}" for i in range(10)] * 2
+    values = [f"0.{i}" for i in range(5)] + ["hold"] + [f"0.{i}" for i in range(5, 10)]
     completions = write_jsonl(
         tmp_path / "c.jsonl", [{"task_id": "a", "completion": v} for v in values]
     )
@@ -131,12 +135,13 @@ def test_ctrl_c_keeps_finished_rows_and_resume_scores_only_the_rest(
         "--workers",
         "1",
     ]
-    result = interrupt_after_rows(command, partial, 4, env)
+    result = interrupt_after_rows(command, partial, 5, env)
     assert result.returncode != 0
     assert "--resume" in result.stderr and "Traceback" not in result.stderr
     kept = rows(partial)
-    assert 4 <= len(kept) < len(values)
+    assert len(kept) == 5  # one worker: the five before the held sample
     assert not out.exists()
+    hold.unlink()
 
     again = rlv("verify", *io_args(tasks, completions, out), env=env)
     assert_user_error(again, "interrupted run", "--resume")
@@ -147,7 +152,7 @@ def test_ctrl_c_keeps_finished_rows_and_resume_scores_only_the_rest(
     final = rows(out)
     assert sorted(r["sample_index"] for r in final) == list(range(len(values)))  # type: ignore[type-var]
     assert {r["sample_index"]: r["reward"] for r in final} == {
-        i: float(v) for i, v in enumerate(values)
+        i: 0.5 if v == "hold" else float(v) for i, v in enumerate(values)
     }
     assert final[: len(kept)] == kept  # finished rows were not scored again
     assert not partial.exists()
