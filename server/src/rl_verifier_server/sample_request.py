@@ -23,6 +23,7 @@ class SampleCall:
     seed: int | None
     stop: str | list[str] | list[int] | None
     prompt_logprobs: bool
+    record_stability_info: bool
 
     @classmethod
     def parse(cls, request: dict[str, Any], limits: Limits) -> SampleCall:
@@ -54,4 +55,5 @@ class SampleCall:
             seed=fields.integer(params, "seed", None),
             stop=fields.stop_condition(params.get("stop")),
             prompt_logprobs=fields.flag(request, "prompt_logprobs", False),
+            record_stability_info=fields.flag(request, "record_stability_info", False),
         )

@@ -6,6 +6,7 @@ A sampler is a snapshot saved by a training client, a checkpoint, or a bare base
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from rl_verifier.errors import UserError
@@ -49,6 +50,9 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
     else:
         source = _source(service, request)
 
+    batch = uuid.uuid4().hex
+    sequence_ids = [f"{batch}:{i}" for i in range(call.num_samples)]
+
     def work() -> Outcome:
         sampler = _sampler_for(service, sampler_id, source)
         sequences = sampler.host.sampling.sample(
@@ -67,10 +71,11 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
             if call.prompt_logprobs
             else None
         )
+        if call.record_stability_info:
+            service.stability.record(sampler.session_id, sequence_ids, call.tokens, sequences)
         return Outcome(proto=encode_samples(sequences, prompt_lps))
 
-    request_id = service.compute.submit("Sample", work)
-    return request_id, [f"{request_id}:{i}" for i in range(call.num_samples)]
+    return service.compute.submit("Sample", work), sequence_ids
 
 
 def _source(service: Service, request: dict[str, Any]) -> Source:

@@ -21,6 +21,7 @@ from rl_verifier_server.limits import Limits
 from rl_verifier_server.models import AllowedModels, ModelHosts
 from rl_verifier_server.sampler_table import SamplerTable
 from rl_verifier_server.sessions import Sessions
+from rl_verifier_server.stability import StabilityRecords
 from rl_verifier_server.training_clients import TrainingClients
 
 
@@ -44,6 +45,7 @@ class Service:
             self.limits.max_training_clients, self.sessions, self.compute
         )
         self.samplers = SamplerTable(self.limits.max_samplers)
+        self.stability = StabilityRecords()
 
     def close(self) -> None:
         self.compute.close()

@@ -30,6 +30,7 @@ def end_session(service: Service, session: Session) -> None:
             if client.host.trainers.has(client.adapter):
                 client.host.trainers.drop(client.adapter)
         service.samplers.release_session(session.session_id)
+        service.stability.release_session(session.session_id)
 
     service.compute.later(release)
 

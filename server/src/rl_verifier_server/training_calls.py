@@ -70,9 +70,15 @@ def forward_backward(service: Service, body: bytes) -> str:
         if not call.data:
             raise UserError("forward_backward needs at least one datum")
     kind = "Forward" if call.forward_only else "ForwardBackward"
+    from rl_verifier_server.runtime.losses import LOSSES
+
+    loss = LOSSES.get(call.loss_fn)
 
     def work() -> Outcome:
         client.check_live()
+        if loss is not None and loss.derived:
+            for i, (datum, provenance) in enumerate(zip(call.data, call.provenance, strict=True)):
+                datum.derived = service.stability.resolve(client.session_id, i, datum, provenance)
         result = client.host.forward_backward(
             client.adapter, call.data, call.loss_fn, call.config, backward=not call.forward_only
         )

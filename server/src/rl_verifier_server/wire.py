@@ -14,6 +14,7 @@ from tinker.proto import tinker_public_pb2 as pb
 
 from rl_verifier.errors import UserError
 from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence
+from rl_verifier_server.stability import Provenance, Span
 
 NUMPY_OF_DTYPE: dict[int, Any] = {
     pb.DTYPE_FLOAT32: np.float32,
@@ -32,6 +33,7 @@ class ForwardBackwardCall:
     forward_only: bool
     config: dict[str, float]
     data: list[DatumIn]
+    provenance: list[Provenance | None]  # per datum, when the client attached it
 
 
 def decode_tensor(name: str, tensor: Any) -> np.ndarray:
@@ -84,6 +86,28 @@ def decode_tokens(datum: Any, index: int) -> list[int]:
     return tokens
 
 
+def decode_spans(spans: Any, index: int) -> list[Span]:
+    decoded = []
+    for span in spans:
+        arm = span.WhichOneof("span")
+        if arm is None:
+            raise UserError(f"datum {index}: a provenance span names neither prompt nor sample")
+        run = getattr(span, arm)
+        decoded.append(
+            Span(arm == "sampled_tokens", run.sequence_id, int(run.offset), int(run.length))
+        )
+    return decoded
+
+
+def decode_provenance(datum: Any, index: int) -> Provenance | None:
+    if not datum.model_input_spans and not datum.loss_fn_input_spans:
+        return None
+    return Provenance(
+        decode_spans(datum.model_input_spans, index),
+        decode_spans(datum.loss_fn_input_spans, index),
+    )
+
+
 def decode_forward_backward(body: bytes) -> ForwardBackwardCall:
     request = pb.ForwardBackwardRequest()
     try:
@@ -109,6 +133,7 @@ def decode_forward_backward(body: bytes) -> ForwardBackwardCall:
         forward_only=bool(request.forward_only),
         config=config,
         data=data,
+        provenance=[decode_provenance(datum, i) for i, datum in enumerate(request.data)],
     )
 
 
