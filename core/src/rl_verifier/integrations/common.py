@@ -1,0 +1,48 @@
+"""What every trainer adapter needs: task ids, judged-or-not, and per-batch figures."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rl_verifier.contracts import Score, Status
+
+
+def prompt_id(prompt: Any) -> str:
+    """A stable task id for a prompt, so the samples of one prompt share it."""
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+    return "p-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def trainable_reward(score: Score) -> float | None:
+    """The reward to train on, or ``None`` when the check did not finish (``timeout``,
+    ``error``): no judgement of the model, so not a reward of 0 either."""
+    return score.reward if score.status.judged else None
+
+
+def metric_name(spec: str) -> str:
+    """A short identifier for a reward spec: ``0.8*pytest + 0.2*format`` -> ``pytest_format``."""
+    names = re.findall(r"[A-Za-z_]\w*", spec)
+    return "_".join(dict.fromkeys(names)) or "reward"
+
+
+def batch_figures(scores: Sequence[Score]) -> dict[str, float]:
+    """Each component's mean over the judged samples that report it, and the share of
+    each status: ``{"pytest": 0.4, "status/timeout": 0.125, ...}``."""
+    figures: dict[str, float] = {}
+    if not scores:
+        return figures
+    for status in Status:
+        figures[f"status/{status.value}"] = sum(s.status is status for s in scores) / len(scores)
+    judged = [s for s in scores if s.status.judged]
+    for name in _component_names(judged):
+        values = [s.components[name] for s in judged if name in s.components]
+        figures[name] = sum(values) / len(values)
+    return figures
+
+
+def _component_names(scores: Iterable[Score]) -> list[str]:
+    return list(dict.fromkeys(name for s in scores for name in s.components))
