@@ -15,8 +15,7 @@ from click.testing import CliRunner
 from rl_verifier.cli import cli
 from rl_verifier_sandbox import image, plugin
 from rl_verifier_sandbox._docker_layout import Layout, plan
-from rl_verifier_sandbox._files import BadJob
-from rl_verifier_sandbox.api import Job, Limits, SandboxUnavailable
+from rl_verifier_sandbox.api import BadJob, Job, Limits, SandboxUnavailable
 from rl_verifier_sandbox.docker_backend import OWNER_LABEL, DockerSandbox, container_config
 
 SEEN = {"/opt": "open", "/etc": "open", "/root": "closed", "/srv": "open", "/tmp": "open"}

@@ -26,7 +26,7 @@ from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.repl import ReplDied
 from rl_verifier_lean.runner import HeaderFailed, ProofTimeout, StatementFailed
 from rl_verifier_lean.statement import Statement, parse_reference
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox import Sandbox
 
 HEADER = "import Init\nopen Nat"
 STATEMENT = parse_reference({"statement": "theorem t (a b : Nat) : a + b = a", "header": HEADER})
@@ -38,7 +38,7 @@ FORGE = (
 
 
 @pytest.fixture(params=["none", "bwrap"])
-def sandbox(request: pytest.FixtureRequest) -> BwrapSandbox | None:
+def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
     if request.param == "none":
         return None
     if sandbox_reason("auto")[0] != "bwrap":
@@ -51,7 +51,7 @@ def tools(checker: list[str] | None = FAKE_CHECKER) -> FileTools:
 
 
 def run(
-    sandbox: BwrapSandbox | None,
+    sandbox: Sandbox | None,
     block: str,
     *,
     replay: bool = True,
@@ -81,14 +81,14 @@ def test_statement_comes_first_in_the_file() -> None:
 
 
 @pytest.mark.parametrize("replay", [True, False])
-def test_verdicts(sandbox: BwrapSandbox | None, replay: bool) -> None:
+def test_verdicts(sandbox: Sandbox | None, replay: bool) -> None:
     good = parse_reference({"statement": "theorem t (n : Nat) : n + 0 = n", "header": HEADER})
     assert run(sandbox, "by simp", statement=good, replay=replay) == (True, None)
     assert run(sandbox, "by exact bogus", replay=replay) == (False, "lean_error")
     assert run(sandbox, "by sorry", replay=replay) == (False, "sorry")
 
 
-def test_a_changed_meaning_fails_the_audit(sandbox: BwrapSandbox | None) -> None:
+def test_a_changed_meaning_fails_the_audit(sandbox: Sandbox | None) -> None:
     attack = (
         "instance (priority := high) : HAdd Nat Nat Nat := ⟨fun a _ => a⟩\n"
         "theorem t (a b : Nat) : a + b = a := rfl"
@@ -97,7 +97,7 @@ def test_a_changed_meaning_fails_the_audit(sandbox: BwrapSandbox | None) -> None
     assert run(sandbox, attack, replay=False) == (False, "statement_changed")
 
 
-def test_replay_catches_a_forged_constant(sandbox: BwrapSandbox | None) -> None:
+def test_replay_catches_a_forged_constant(sandbox: Sandbox | None) -> None:
     attack = FORGE + "theorem t (a b : Nat) : a + b = a := forged.elim"
     assert run(sandbox, attack) == (False, "replay")
     # what replay closes: without it the forged constant looks like an axiom-free proof
@@ -105,7 +105,7 @@ def test_replay_catches_a_forged_constant(sandbox: BwrapSandbox | None) -> None:
 
 
 def test_replay_checks_the_audit_against_the_compiled_statement(
-    sandbox: BwrapSandbox | None,
+    sandbox: Sandbox | None,
 ) -> None:
     """A metaprogram re-elaborating the statement definition in the candidate's environment
     (after adding an instance) fools the audit in memory; replay checks the audit against the
@@ -119,7 +119,7 @@ def test_replay_checks_the_audit_against_the_compiled_statement(
     assert run(sandbox, attack, replay=False) == (True, None)  # one module: not caught
 
 
-def test_faults(sandbox: BwrapSandbox | None) -> None:
+def test_faults(sandbox: Sandbox | None) -> None:
     with pytest.raises(ProofTimeout):
         run(sandbox, "by simp -- FAKE_HANG", timeout_s=1.0)
     with pytest.raises(ReplDied):
@@ -130,7 +130,7 @@ def test_faults(sandbox: BwrapSandbox | None) -> None:
 
 @pytest.mark.parametrize("replay", [True, False])
 def test_header_and_statement_faults_are_not_the_proof(
-    sandbox: BwrapSandbox | None, replay: bool
+    sandbox: Sandbox | None, replay: bool
 ) -> None:
     header = "theorem h : True := bogus"
     bad_header = parse_reference({"statement": "theorem t : True", "header": header})

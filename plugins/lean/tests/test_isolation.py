@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import resource
 import shutil
 import stat
 from pathlib import Path
@@ -20,16 +21,38 @@ from rl_verifier_lean import isolation
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
 from rl_verifier_lean.locate import lake_env, minimal_paths, repl_launch
+from rl_verifier_lean.procs import children_map
+from rl_verifier_sandbox import cgroups
 from rl_verifier_sandbox.slots import pids_of_uid
 
 IS_ROOT = os.geteuid() == 0
 needs_bwrap = pytest.mark.skipif(
     sandbox_reason("auto")[0] != "bwrap", reason=f"no bwrap: {sandbox_reason('auto')[1]}"
 )
+CGROUPS = cgroups.host_cgroups()
+needs_cgroups = pytest.mark.skipif(
+    CGROUPS is None or not CGROUPS.has("memory"),
+    reason=f"no job cgroups here: {cgroups.unavailable_reason()}",
+)
+
+
+def job_cgroup(pid: int) -> tuple[str, int] | None:
+    """(directory, memory limit) of the sandbox job cgroup holding host process ``pid``;
+    None when it is in none (or the host makes no job cgroups)."""
+    if CGROUPS is None or not CGROUPS.has("memory"):
+        return None
+    paths = cgroups.parse_self_cgroup(Path(f"/proc/{pid}/cgroup").read_text())
+    name = paths.get("memory", paths.get("", "")).rsplit("/", 1)[-1]
+    if not name.startswith(cgroups.PREFIX):
+        return None
+    directory = os.path.join(CGROUPS.parents["memory"], name)
+    limit = "memory.max" if CGROUPS.version == "v2" else "memory.limit_in_bytes"
+    return directory, int(Path(directory, limit).read_text())
 
 
 def probe(verifier_config: dict[str, Any], paths: list[str]) -> tuple[dict[str, Any], Any]:
-    """What a REPL started by the verifier sees; also returns the verifier (closed)."""
+    """What a REPL started by the verifier sees, and (as ``cgroup``) the job cgroup it was in;
+    also returns the verifier (closed)."""
     verifier = fake_verifier(**verifier_config)
 
     async def go() -> dict[str, Any]:
@@ -37,11 +60,13 @@ def probe(verifier_config: dict[str, Any], paths: list[str]) -> tuple[dict[str, 
         try:
             base = await repl.send({"cmd": "import Mathlib"})
             answer = await repl.send({"cmd": f"FAKE_PROBE {json.dumps(paths)}", "env": base["env"]})
+            cgroup = job_cgroup(repl.proc.pid)
         finally:
             verifier.pool().release(repl, healthy=True)
             await verifier.close()
         seen: dict[str, Any] = json.loads(answer["messages"][0]["data"])
         seen["isolation"] = repl.isolation
+        seen["cgroup"] = cgroup
         return seen
 
     return asyncio.run(go()), verifier
@@ -77,10 +102,48 @@ def test_closing_the_pool_kills_the_sandbox_and_frees_its_uid() -> None:
 def test_sandbox_none_runs_a_plain_process() -> None:
     seen, _ = probe({"sandbox": "none"}, [FAKE_REPL])
     assert seen["isolation"] == "none" and seen["uid"] == os.getuid()
+    assert seen["cgroup"] is None
+
+
+@needs_bwrap
+@needs_cgroups
+def test_each_sandboxed_repl_has_its_own_cgroup_until_closed() -> None:
+    """Every process of a sandboxed REPL (bwrap and the REPL below it) is in the REPL's own
+    cgroup; closing the REPL removes it."""
+    verifier = fake_verifier(pool_size=2)
+
+    async def go() -> list[tuple[str, list[int], list[str]]]:
+        pool = verifier.pool()
+        repls = [await pool.acquire(), await pool.acquire()]
+        found = []
+        try:
+            for repl in repls:
+                await repl.send({"cmd": "import Mathlib"})  # the REPL is up
+            kids = children_map()
+            for repl in repls:
+                cgroup = job_cgroup(repl.proc.pid)
+                assert cgroup is not None
+                tree, todo = [], [repl.proc.pid]
+                while todo:
+                    tree.append(todo.pop())
+                    todo += kids.get(tree[-1], [])
+                members = Path(cgroup[0], "cgroup.procs").read_text().split()
+                found.append((cgroup[0], tree, members))
+        finally:
+            for repl in repls:
+                pool.release(repl, healthy=True)
+            await verifier.close()
+        return found
+
+    (first, tree_a, members_a), (second, tree_b, members_b) = asyncio.run(go())
+    assert first != second
+    for tree, members in ((tree_a, members_a), (tree_b, members_b)):
+        assert len(tree) >= 2 and {str(pid) for pid in tree} <= set(members)
+    assert not os.path.exists(first) and not os.path.exists(second)
 
 
 def test_required_sandbox_missing_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(isolation, "_probe_bwrap", lambda: "bubblewrap not found (bwrap)")
+    monkeypatch.setattr(isolation, "_probe", lambda mode: "bubblewrap not found (bwrap)")
     [verdict] = run_all(fake_verifier(sandbox="bwrap"), [(task(), lean("by simp"))])
     assert verdict.status is Status.ERROR and "bubblewrap not found" in (verdict.error or "")
 
@@ -88,7 +151,7 @@ def test_required_sandbox_missing_is_an_error(monkeypatch: pytest.MonkeyPatch) -
 def test_auto_without_bwrap_warns_and_runs(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(isolation, "_probe_bwrap", lambda: "bwrap missing for this test")
+    monkeypatch.setattr(isolation, "_probe", lambda mode: "bwrap missing for this test")
     with caplog.at_level(logging.WARNING):
         assert choose_sandbox("auto") is None
     assert "WITHOUT a sandbox" in caplog.text and "bwrap missing for this test" in caplog.text
@@ -231,7 +294,13 @@ def test_memory_cap_is_on_top_of_the_mapped_library(lake_project: Path, sandbox:
     config = {"repl_command": None, "project": str(lake_project), "sandbox": sandbox}
     seen, _ = probe({**config, "memory_mb": 512}, [])
     library = (3 << 30) + len(b"olean")  # Mathlib.olean + Init.olean
-    assert seen["address_space"] == (512 << 20) + library
+    cap = (512 << 20) + library
+    if seen["cgroup"] is None:  # unsandboxed, or a sandbox without cgroups: RLIMIT_AS
+        assert seen["address_space"] == cap
+    else:  # the REPL's own cgroup limits resident memory (in whole pages); no RLIMIT_AS
+        page = os.sysconf("SC_PAGE_SIZE")
+        assert seen["cgroup"][1] == cap // page * page
+        assert seen["address_space"] == resource.getrlimit(resource.RLIMIT_AS)[0]
 
 
 def test_doctor_finds_the_toolchains_replay_checker(lake_project: Path) -> None:

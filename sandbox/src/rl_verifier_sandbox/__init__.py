@@ -1,54 +1,79 @@
-"""Isolated execution of untrusted, model-written code for rl-verifier plugins."""
+"""Isolated execution of untrusted, model-written code for rl-verifier plugins.
+
+The names below are the public API (see docs/sandbox.md); the modules behind them are private
+and may change. ``BACKENDS`` is the backend table (``backends``): ``get_sandbox``, the doctor
+and plugin settings (``BackendChoice``) read it.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.api import (
+    AsyncLiveProcess,
+    BadJob,
+    Job,
+    Limits,
+    LiveProcess,
+    Policy,
+    Result,
+    Sandbox,
+    SandboxUnavailable,
+)
+from rl_verifier_sandbox.backends import BACKENDS, Backend, Options, backend_names, open_backend
+from rl_verifier_sandbox.setting import BackendChoice
+
+if TYPE_CHECKING:
+    from rl_verifier_sandbox.cgroups import CgroupUsage
+    from rl_verifier_sandbox.forkserver import PythonPool
+    from rl_verifier_sandbox.lease import Lease
 
 __all__ = [
+    "BACKENDS",
+    "AsyncLiveProcess",
+    "Backend",
+    "BackendChoice",
+    "BadJob",
+    "CgroupUsage",
     "Job",
+    "Lease",
     "Limits",
+    "LiveProcess",
+    "Options",
     "Policy",
+    "PythonPool",
     "Result",
     "Sandbox",
     "SandboxUnavailable",
+    "backend_names",
     "get_python_pool",
     "get_sandbox",
 ]
 
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.forkserver import PythonPool
+# Public names whose modules load on first use: every ``rlv`` command imports this package.
+_LAZY = {
+    "CgroupUsage": "rl_verifier_sandbox.cgroups",
+    "Lease": "rl_verifier_sandbox.lease",
+    "PythonPool": "rl_verifier_sandbox.forkserver",
+}
 
-BACKENDS = ("auto", "bwrap", "process", "docker")
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)
 
 
-def get_sandbox(backend: str = "auto", *, image: str | None = None) -> Sandbox:
-    """Return a working backend. ``auto`` means bwrap or SandboxUnavailable (never a silent
-    fallback to the non-isolating ``process`` backend, which must be asked for by name).
-    ``image``: the docker backend's image (default: ``$RLV_SANDBOX_IMAGE`` or the image
-    ``rlv sandbox image build`` makes)."""
-    if backend in ("auto", "bwrap"):
-        from rl_verifier_sandbox.bwrap import BwrapSandbox
-
-        sb = BwrapSandbox()
-        sb.check()
-        return sb
-    if backend == "process":
-        from rl_verifier_sandbox.process import ProcessSandbox
-
-        return ProcessSandbox()
-    if backend == "docker":
-        from rl_verifier_sandbox.docker_backend import DockerSandbox
-
-        docker = DockerSandbox(image)
-        try:
-            docker.check()
-        except BaseException:
-            docker.close()
-            raise
-        return docker
-    raise SandboxUnavailable(f"unknown sandbox backend {backend!r}; choose from {BACKENDS}")
+def get_sandbox(
+    backend: str = "auto", *, image: str | None = None, uid_slots: int | None = None
+) -> Sandbox:
+    """Return a working backend from the table. ``auto`` means bwrap or SandboxUnavailable
+    (never a silent fallback to the non-isolating ``process`` backend, which must be asked for
+    by name). ``image``: the docker backend's image (default: ``$RLV_SANDBOX_IMAGE`` or the
+    image ``rlv sandbox image build`` makes); ``uid_slots``: how many uids the bwrap backend
+    may hold (concurrent jobs and live processes; default 32)."""
+    return open_backend(backend, Options(image=image, uid_slots=uid_slots))
 
 
 def get_python_pool(size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:

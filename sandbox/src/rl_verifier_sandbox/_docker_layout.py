@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from rl_verifier_sandbox import _hostpaths
-from rl_verifier_sandbox._files import BadJob
+from rl_verifier_sandbox.api import BadJob
 
 # Answers, per absolute path, "open" (a directory the job uid can traverse), "closed" (one
 # it cannot), "file" or "missing", as seen by the job uid inside the image.

@@ -33,7 +33,7 @@ def profile() -> str:
     """The profile as JSON, for ``security_opt=["seccomp=<json>"]``."""
     rules = [_deny(list(seccomp.DENIED))]
     # the same (mask, value) pairs the bwrap filter denies: every persona but 0 and all ones
-    rules += [_deny(["personality"], args=_masked(m, v)) for m, v in seccomp._personality_denials()]
+    rules += [_deny(["personality"], args=_masked(m, v)) for m, v in seccomp.personality_denials()]
     flags = seccomp.CLONE_NAMESPACE_FLAGS.values()
     rules += [_deny(["clone"], args=_masked(flag, flag)) for flag in flags]
     rules.append(_deny(["clone3"], errno.ENOSYS))

@@ -5,9 +5,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Mapping
 
-
-class BadJob(ValueError):
-    """The job itself is malformed (reported in the Result, never raised from ``run``)."""
+from rl_verifier_sandbox.api import BadJob
 
 
 def as_bytes(data: str | bytes) -> bytes:

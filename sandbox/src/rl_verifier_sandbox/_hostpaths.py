@@ -14,7 +14,7 @@ import functools
 import os
 import tempfile
 
-from rl_verifier_sandbox._files import BadJob
+from rl_verifier_sandbox.api import BadJob
 
 # $1: staging dir; then the sources; then "--" and the command to exec.
 STAGE_SCRIPT = r"""

@@ -1,4 +1,5 @@
-"""Turn a raw wait status plus captured output into the shared ``Result``."""
+"""Turn a raw wait status plus captured output into the shared ``Result``; the ``Result`` of a
+malformed job."""
 
 from __future__ import annotations
 
@@ -97,4 +98,20 @@ def make_result(
         limit_hit=limit,
         wall_s=wall_s,
         cpu_s=cpu_s,
+    )
+
+
+def bad_job_result(message: str) -> Result:
+    """The result of a job that could not start because it is malformed (see ``BadJob``)."""
+    return Result(
+        exit_code=None,
+        signal=None,
+        stdout=b"",
+        stderr=f"sandbox: {message}\n".encode(),
+        stdout_truncated=False,
+        stderr_truncated=False,
+        timed_out=False,
+        limit_hit=None,
+        wall_s=0.0,
+        cpu_s=0.0,
     )

@@ -1,10 +1,16 @@
-"""The sandbox interface every backend implements. (Contract shared with pytest_exec.)"""
+"""The sandbox interface every backend implements, and what long-lived sandboxed processes
+look like to their users."""
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rl_verifier_sandbox.cgroups import CgroupUsage
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,47 @@ class SandboxUnavailable(RuntimeError):
     """This backend cannot run here; the message says why."""
 
 
+class BadJob(ValueError):
+    """The job itself is malformed (reported in the Result, never raised from ``run``)."""
+
+
+class LiveProcess(Protocol):
+    """A running sandboxed process with live pipes (``Sandbox.open_process``): write to its
+    stdin, read its stdout; its stderr is kept, capped. The caller enforces the deadline."""
+
+    @property
+    def stdin_fd(self) -> int: ...
+
+    @property
+    def stdout_fd(self) -> int: ...
+
+    @property
+    def stderr(self) -> bytearray: ...
+
+    def finish(self) -> int | None:
+        """Kill what is left, release what it held (uid, cgroup, container); its exit status
+        when known."""
+        ...
+
+
+class AsyncLiveProcess(Protocol):
+    """A running sandboxed process with asyncio pipes on stdin, stdout and stderr
+    (``Sandbox.open_async_process``), such as a REPL kept across requests."""
+
+    @property
+    def proc(self) -> asyncio.subprocess.Process: ...
+
+    def usage(self) -> CgroupUsage | None:
+        """CPU, peak memory, OOM kills and refused forks of the process's cgroup so far
+        (final after ``release``); None where it has no cgroup."""
+        ...
+
+    def release(self) -> None:
+        """Kill what is left of the process and free what it held (uid, cgroup); idempotent,
+        blocking (call it in a thread from async code)."""
+        ...
+
+
 class Sandbox(ABC):
     name: str
     isolates: bool  # False only for the process backend
@@ -71,9 +118,31 @@ class Sandbox(ABC):
         """Run one job to completion or deadline. Thread-safe; never raises for job faults."""
 
     async def arun(self, job: Job) -> Result:
-        import asyncio
-
         return await asyncio.to_thread(self.run, job)
+
+    def open_process(self, job: Job) -> LiveProcess:
+        """Start ``job`` as a long-lived process with live pipes, isolated and limited exactly
+        as a one-shot job (``job.limits.wall_s`` is the caller's to enforce); it holds its
+        uid (and cgroup, or container) until ``finish``. SandboxUnavailable where this backend
+        cannot, or the process cannot start; BadJob for a malformed job."""
+        raise SandboxUnavailable(f"the {self.name} backend cannot hold a live process")
+
+    async def open_async_process(self, job: Job, *, read_limit: int = 1 << 16) -> AsyncLiveProcess:
+        """``open_process`` with asyncio pipes (``read_limit``: the longest line its stdout
+        and stderr readers take)."""
+        raise SandboxUnavailable(f"the {self.name} backend cannot hold an asyncio process")
+
+    @property
+    def python_executable(self) -> str:
+        """The interpreter that ``"python"`` as ``argv[0]`` runs inside this sandbox's jobs
+        (for command lines that run Python later than ``argv[0]``)."""
+        return "python3"
+
+    def mechanisms(self) -> dict[str, str]:
+        """What enforces each limit here (``rlv sandbox doctor``'s third column): keys such as
+        memory, processes, cpu, syscalls, cleanup; values such as cgroup-v1, rlimit, seccomp,
+        namespace, host. Empty where the backend does not say."""
+        return {}
 
     def close(self) -> None:
         """Release warm resources (pools, servers)."""

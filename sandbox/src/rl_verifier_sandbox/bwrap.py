@@ -2,63 +2,41 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
-import resource
 import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rl_verifier_sandbox import _hostpaths, pyenv, seccomp
+from rl_verifier_sandbox import _hostpaths, live, pyenv, seccomp
 from rl_verifier_sandbox._exec import run_capped
-from rl_verifier_sandbox._files import BadJob, as_bytes, parent_dirs, safe_relpath
-from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox._files import as_bytes, parent_dirs, safe_relpath
+from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
+from rl_verifier_sandbox._result import bad_job_result
+from rl_verifier_sandbox.api import BadJob, Job, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.backends import Options
 from rl_verifier_sandbox.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
+from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.lease import Lease
 from rl_verifier_sandbox.slots import UidSlots
 
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.forkserver import PythonPool
-    from rl_verifier_sandbox.lease import Lease
-
 WORK_DIR = "/job"
-BASE_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
-    "HOME": "/tmp",
-    "LANG": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONHASHSEED": "0",
-}
 RO_SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives")
 # pid 1 in the job's pid namespace: waits for the job (so its CPU time is accounted), reports
 # a signal death as 128+N, and when it exits the kernel kills every other process in the namespace.
 INIT = ("/bin/sh", "-c", '"$@"; exit $?', "sh")
-EXTRA_PROCS = 3  # outer bwrap, bwrap's pid-1 monitor, and setpriv/prlimit exec chain
 
 
-def rlimit_args(limits: Limits, *, nproc: bool, address_space: bool = True) -> list[str]:
-    """``prlimit`` options for one job (the limits survive exec and the uid switch). A value
-    above this process's own hard limit is lowered to it (raising needs CAP_SYS_RESOURCE).
-    ``address_space=False`` leaves RLIMIT_AS alone (a cgroup limits resident memory instead)."""
-    cpu = max(1, int(limits.cpu_s + 0.999))
-    args = ["prlimit", f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < 10**7 else "--cpu=unlimited"]
-    if address_space:
-        args.append(f"--as={_within_hard(resource.RLIMIT_AS, limits.memory_bytes)}")
-    args += [
-        f"--fsize={_within_hard(resource.RLIMIT_FSIZE, limits.file_bytes)}",
-        f"--nofile={_within_hard(resource.RLIMIT_NOFILE, limits.open_files)}",
-        "--core=0",
-    ]
-    if nproc:
-        procs = _within_hard(resource.RLIMIT_NPROC, limits.processes + EXTRA_PROCS)
-        args.append(f"--nproc={procs}")
-    return [*args, "--"]
-
-
-def _within_hard(which: int, value: int) -> int:
-    hard = resource.getrlimit(which)[1]
-    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+def open_sandbox(options: Options) -> BwrapSandbox:
+    """The backend table's opener: a checked bwrap sandbox (``options.uid_slots``: how many
+    uids, so concurrent jobs and processes, it may hold)."""
+    slots = UidSlots(count=options.uid_slots) if options.uid_slots else None
+    sandbox = BwrapSandbox(slots=slots)
+    sandbox.check()
+    return sandbox
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -135,6 +113,7 @@ class BwrapSandbox(Sandbox):
             "network": "namespace",
             "filesystem": "namespace",
             "syscalls": "seccomp" if self.seccomp else "none",
+            "cleanup": "namespace",
         }
 
     @property
@@ -142,6 +121,10 @@ class BwrapSandbox(Sandbox):
         if self._python is None:
             self._python = pyenv.system_python()
         return self._python
+
+    @property
+    def python_executable(self) -> str:
+        return self.python.executable
 
     def check(self) -> None:
         """Raise SandboxUnavailable with the reason if a trivial job cannot run."""
@@ -152,9 +135,16 @@ class BwrapSandbox(Sandbox):
     def lease(self, job: Job) -> Lease:
         """Hold a uid slot and (where the host allows) a cgroup for one process tree, such as
         a long-lived REPL: see ``rl_verifier_sandbox.lease``."""
-        from rl_verifier_sandbox.lease import Lease
-
         return Lease(self, job)
+
+    def open_process(self, job: Job) -> live.LeasedProcess:
+        return live.start(self.lease(job))
+
+    async def open_async_process(
+        self, job: Job, *, read_limit: int = 1 << 16
+    ) -> live.AsyncLeasedProcess:
+        lease = await asyncio.to_thread(self.lease, job)  # blocks until a uid slot is free
+        return await live.start_async(lease, read_limit=read_limit)
 
     @contextmanager
     def command(
@@ -286,8 +276,6 @@ class BwrapSandbox(Sandbox):
 
     def python_pool(self, size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:
         """A warm fork-server pool for Python jobs (same ``run(Job) -> Result``)."""
-        from rl_verifier_sandbox.forkserver import PythonPool
-
         return PythonPool(self, size=size, tmp_bytes=tmp_bytes)
 
 
@@ -298,21 +286,6 @@ def cgroup_verdict(usage: CgroupUsage) -> dict[str, Any]:
         "cgroup_hit": "memory" if usage.oom_kills else None,
         "pids_refused": usage.pids_refused > 0,
     }
-
-
-def bad_job_result(message: str) -> Result:
-    return Result(
-        exit_code=None,
-        signal=None,
-        stdout=b"",
-        stderr=f"sandbox: {message}\n".encode(),
-        stdout_truncated=False,
-        stderr_truncated=False,
-        timed_out=False,
-        limit_hit=None,
-        wall_s=0.0,
-        cpu_s=0.0,
-    )
 
 
 @functools.cache

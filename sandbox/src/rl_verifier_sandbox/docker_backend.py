@@ -38,9 +38,11 @@ from rl_verifier_sandbox._docker_engine import (
 from rl_verifier_sandbox._docker_layout import PROBE_SH, Layout, plan, ro_relative
 from rl_verifier_sandbox._docker_result import from_report, lost
 from rl_verifier_sandbox._docker_stream import Demux, PipeSink, feed_stdin, pump, raw_socket
-from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
-from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox, SandboxUnavailable
-from rl_verifier_sandbox.bwrap import BASE_ENV, bad_job_result
+from rl_verifier_sandbox._files import as_bytes, safe_relpath
+from rl_verifier_sandbox._jobenv import BASE_ENV
+from rl_verifier_sandbox._result import bad_job_result
+from rl_verifier_sandbox.api import BadJob, Job, Limits, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.backends import Options
 from rl_verifier_sandbox.image import default_image, docker_module
 
 WORK_DIR = launch.WORK_DIR
@@ -117,6 +119,18 @@ class _Prepared:
     nonce: str
     payload: bytes
     limits: Limits
+
+
+def open_sandbox(options: Options) -> DockerSandbox:
+    """The backend table's opener: a checked docker sandbox on ``options.image`` (default:
+    ``$RLV_SANDBOX_IMAGE`` or the image ``rlv sandbox image build`` makes)."""
+    docker = DockerSandbox(options.image)
+    try:
+        docker.check()
+    except BaseException:
+        docker.close()
+        raise
+    return docker
 
 
 class DockerSandbox(Sandbox):
@@ -207,6 +221,9 @@ class DockerSandbox(Sandbox):
             self._release(box) if healthy and self.reuse else self._discard(box)
             return result
         raise AssertionError("unreachable")
+
+    def open_process(self, job: Job) -> DockerSession:
+        return self.open_session(job)
 
     def open_session(self, job: Job) -> DockerSession:
         """Start ``job`` with live pipes (the two-process relay); the caller enforces the

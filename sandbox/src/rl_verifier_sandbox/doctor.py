@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.backends import backend_names
 
 SECRET = "RLV_DOCTOR_SECRET"
-BACKENDS = ("bwrap", "docker", "process")
 
 
 @dataclass(frozen=True)
@@ -212,16 +212,6 @@ PROBES: list[tuple[Probe, str]] = [
 ]
 
 
-# What kills a job's leftovers, for backends whose mechanisms() do not say.
-CLEANUP = {"bwrap": "namespace", "process": "host", "docker": "supervisor"}
-
-
-def _mechanisms(sb: Sandbox) -> dict[str, str]:
-    method = getattr(sb, "mechanisms", None)
-    found = dict(method()) if callable(method) else {}
-    return {"cleanup": CLEANUP.get(sb.name, ""), **found}
-
-
 def _backend(name: str, image: str | None) -> tuple[Sandbox | None, str]:
     """The backend and "works", or None and why not. A trivial job really runs first."""
     from rl_verifier_sandbox import get_sandbox
@@ -244,7 +234,9 @@ def _backend(name: str, image: str | None) -> tuple[Sandbox | None, str]:
 
 
 def run_doctor(backend: str = "bwrap", *, image: str | None = None) -> dict[str, Any]:
-    """Try every backend with a real job and run the limit checks on ``backend``."""
+    """Try every backend of the table with a real job and run the limit checks on
+    ``backend``: every probe, then the syscall filter where the backend says seccomp
+    enforces it, and the fork server where the backend has one."""
     import logging
 
     quiet = logging.getLogger("rl_verifier_sandbox.process")  # its warning is a report line here
@@ -253,7 +245,7 @@ def run_doctor(backend: str = "bwrap", *, image: str | None = None) -> dict[str,
     report: dict[str, Any] = {"backends": {}, "checks": [], "backend": backend}
     sandboxes: dict[str, Sandbox] = {}
     try:
-        for name in BACKENDS:
+        for name in backend_names():
             sb, why = _backend(name, image)
             info = {"works": sb is not None, "isolates": sb.isolates if sb else None}
             report["backends"][name] = {**info, "detail": why}
@@ -262,11 +254,13 @@ def run_doctor(backend: str = "bwrap", *, image: str | None = None) -> dict[str,
         target = sandboxes.get(backend)
         if target is None:
             return report
-        report["checks"] = [asdict(check) for check in run_checks(target)]
-        if backend in ("bwrap", "docker"):
+        mechanisms = target.mechanisms()
+        report["checks"] = [asdict(check) for check in run_checks(target, mechanisms)]
+        if mechanisms.get("syscalls") == "seccomp":
             report["checks"].append(asdict(_probe_syscalls(target)))
-        if backend == "bwrap":
-            report["checks"].append(asdict(_probe_forkserver(target)))
+        python_pool = getattr(target, "python_pool", None)
+        if callable(python_pool):
+            report["checks"].append(asdict(_probe_forkserver(python_pool)))
     finally:
         quiet.setLevel(level)
         for sb in sandboxes.values():
@@ -275,9 +269,11 @@ def run_doctor(backend: str = "bwrap", *, image: str | None = None) -> dict[str,
     return report
 
 
-def run_checks(sb: Sandbox) -> list[Check]:
-    """Every probe on ``sb``; a probe that raises is a failed check, not a crash."""
-    mechanisms = _mechanisms(sb)
+def run_checks(sb: Sandbox, mechanisms: dict[str, str] | None = None) -> list[Check]:
+    """Every probe on ``sb``; a probe that raises is a failed check, not a crash.
+    ``mechanisms``: ``sb.mechanisms()``, when the caller has read them already."""
+    if mechanisms is None:
+        mechanisms = sb.mechanisms()
     checks = []
     for probe, key in PROBES:
         try:
@@ -301,19 +297,19 @@ def _probe_syscalls(sb: Sandbox) -> Check:
     return Check("syscall_filter", ok, detail, "seccomp" if ok else "none")
 
 
-def _probe_forkserver(sb: Sandbox) -> Check:
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
-
-    assert isinstance(sb, BwrapSandbox)
+def _probe_forkserver(python_pool: Callable[..., Sandbox]) -> Check:
+    """The backend's warm Python pool (its ``python_pool`` method) runs a pytest job."""
     try:
-        pool = sb.python_pool(size=1)
+        pool = python_pool(size=1)
     except Exception as exc:  # noqa: BLE001 - report, do not crash the doctor
         return Check("python_fork_server", False, f"cannot start: {exc}")
-    with pool:
+    try:
         files = {"test_ok.py": "def test_ok():\n    assert True\n"}
         job = Job(argv=("python", "-m", "pytest", "-q", "-p", "no:cacheprovider"), files=files)
         pool.run(job)
         r: Result = pool.run(job)
+    finally:
+        pool.close()
     return Check(
         "python_fork_server", r.exit_code == 0, f"pytest job {r.wall_s * 1000:.0f} ms", "host"
     )

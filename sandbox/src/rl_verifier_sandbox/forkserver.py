@@ -21,14 +21,16 @@ import struct
 import subprocess
 import time
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, Protocol
 
 from rl_verifier_sandbox import pyenv
-from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
-from rl_verifier_sandbox._result import make_result
-from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
-from rl_verifier_sandbox.bwrap import BASE_ENV, BwrapSandbox, bad_job_result
+from rl_verifier_sandbox._files import as_bytes, safe_relpath
+from rl_verifier_sandbox._jobenv import BASE_ENV
+from rl_verifier_sandbox._result import bad_job_result, make_result
+from rl_verifier_sandbox.api import BadJob, Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.cgroups import CgroupUsage, JobCgroup
+from rl_verifier_sandbox.lease import LeaseHost
+from rl_verifier_sandbox.slots import reap_uid
 
 BACKSTOP_S = 2.0  # extra time the host grants the server beyond the job's wall limit
 SERVER_LIMITS = Limits(
@@ -49,10 +51,22 @@ class ServerDied(RuntimeError):
     """The fork server vanished or stopped answering."""
 
 
+class ServerHost(LeaseHost, Protocol):
+    """What the fork servers need of their backend (``BwrapSandbox`` is one): a lease host
+    that also runs the jobs the fast path does not take, and names its mechanisms."""
+
+    def run(self, job: Job) -> Result: ...
+
+    def mechanisms(self) -> dict[str, str]: ...
+
+    @property
+    def python_executable(self) -> str: ...
+
+
 class PythonForkServer:
     """One warm sandboxed interpreter; runs one job at a time (not thread-safe on its own)."""
 
-    def __init__(self, sandbox: BwrapSandbox, uid: int, *, tmp_bytes: int = 256 << 20) -> None:
+    def __init__(self, sandbox: ServerHost, uid: int, *, tmp_bytes: int = 256 << 20) -> None:
         self._sb = sandbox
         self.uid = uid
         self._tmp_bytes = tmp_bytes
@@ -96,8 +110,6 @@ class PythonForkServer:
 
     def restart(self) -> None:
         self.stop()
-        from rl_verifier_sandbox.slots import reap_uid
-
         if os.geteuid() == 0:
             reap_uid(self.uid)
         self.start()
@@ -240,7 +252,7 @@ class PythonPool(Sandbox):
     name = "bwrap-forkserver"
     isolates = True
 
-    def __init__(self, sandbox: BwrapSandbox, size: int = 1, tmp_bytes: int = 256 << 20) -> None:
+    def __init__(self, sandbox: ServerHost, size: int = 1, tmp_bytes: int = 256 << 20) -> None:
         self._sb = sandbox
         self._free: queue.SimpleQueue[PythonForkServer] = queue.SimpleQueue()
         self._all: list[PythonForkServer] = []
@@ -268,6 +280,10 @@ class PythonPool(Sandbox):
         """As the bwrap sandbox's, except CPU: each process's RLIMIT_CPU (the server's cgroup
         accounts a job's CPU, but nothing polls it while the job runs)."""
         return {**self._sb.mechanisms(), "cpu": "rlimit"}
+
+    @property
+    def python_executable(self) -> str:
+        return self._sb.python_executable
 
     @property
     def uids(self) -> list[int]:

@@ -1,8 +1,9 @@
 """What one sandboxed process tree holds while it lives: a uid slot and its own cgroup.
 
-``BwrapSandbox.run`` takes a lease per job. Callers that start long-lived sandboxed processes
-themselves (a REPL kept across requests) take one too, so the process gets the same per-job
-cgroup (resident-memory and pids limits, CPU accounting) as a job::
+``BwrapSandbox.run`` takes a lease per job, and ``live`` one per long-lived process
+(``Sandbox.open_process``, ``open_async_process``: a REPL kept across requests, one side of a
+relay), so such a process gets the same per-job cgroup (resident-memory and pids limits, CPU
+accounting) as a job. By hand::
 
     lease = sandbox.lease(job)            # blocks until a uid slot is free
     try:
@@ -23,23 +24,34 @@ from __future__ import annotations
 import logging
 import threading
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from rl_verifier_sandbox._jobenv import EXTRA_PROCS
 from rl_verifier_sandbox.api import Job
-from rl_verifier_sandbox.cgroups import CgroupUsage, JobCgroup
-
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.cgroups import CgroupHost, CgroupUsage, JobCgroup
+from rl_verifier_sandbox.slots import UidSlots
 
 log = logging.getLogger(__name__)
+
+
+class LeaseHost(Protocol):
+    """What a lease needs of its backend (``BwrapSandbox`` is one): uid slots, where job
+    cgroups are made, and the command line of a job as a uid in a cgroup."""
+
+    slots: UidSlots
+
+    @property
+    def cgroup_host(self) -> CgroupHost | None: ...
+
+    def command(
+        self, job: Job, uid: int, *, cgroup: JobCgroup | None = None
+    ) -> AbstractContextManager[tuple[list[str], list[int]]]: ...
 
 
 class Lease:
     """A uid slot and, where the host allows, a cgroup limited to ``job.limits``."""
 
-    def __init__(self, sandbox: BwrapSandbox, job: Job) -> None:
-        from rl_verifier_sandbox.bwrap import EXTRA_PROCS
-
+    def __init__(self, sandbox: LeaseHost, job: Job) -> None:
         self.job = job
         self._sb = sandbox
         self._lock = threading.Lock()

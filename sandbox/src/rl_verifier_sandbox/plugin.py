@@ -7,6 +7,7 @@ import json
 import click
 
 from rl_verifier import hookimpl
+from rl_verifier_sandbox.backends import backend_names
 
 
 @hookimpl
@@ -23,7 +24,7 @@ def sandbox() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--backend",
-    type=click.Choice(["bwrap", "docker", "process"]),
+    type=click.Choice(backend_names()),
     default="bwrap",
     show_default=True,
     help="Backend whose limits to probe.",

@@ -9,15 +9,22 @@ import sys
 import tempfile
 
 from rl_verifier_sandbox._exec import run_capped
-from rl_verifier_sandbox._files import BadJob, as_bytes, safe_relpath
-from rl_verifier_sandbox.api import Job, Result, Sandbox
-from rl_verifier_sandbox.bwrap import BASE_ENV, bad_job_result, rlimit_args
+from rl_verifier_sandbox._files import as_bytes, safe_relpath
+from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
+from rl_verifier_sandbox._result import bad_job_result
+from rl_verifier_sandbox.api import BadJob, Job, Result, Sandbox
+from rl_verifier_sandbox.backends import Options
 
 log = logging.getLogger(__name__)
 WARNING = (
     "rl-verifier sandbox backend 'process' DOES NOT ISOLATE: jobs run as this user with full "
     "access to the filesystem, network and environment. Use it for trusted code only."
 )
+
+
+def open_sandbox(options: Options) -> ProcessSandbox:
+    """The backend table's opener (no options apply)."""
+    return ProcessSandbox()
 
 
 class ProcessSandbox(Sandbox):
@@ -28,6 +35,14 @@ class ProcessSandbox(Sandbox):
 
     def __init__(self) -> None:
         log.warning(WARNING)
+
+    @property
+    def python_executable(self) -> str:
+        return sys.executable
+
+    def mechanisms(self) -> dict[str, str]:
+        """Only the cleanup is named: the host kills the job's process group."""
+        return {"cleanup": "host"}
 
     def run(self, job: Job) -> Result:
         if not job.argv:

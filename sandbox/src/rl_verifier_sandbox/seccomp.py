@@ -113,7 +113,7 @@ def bpf_program() -> bytes:
         nr = syscall_number(name)
         if nr is not None:
             filt.add_rule(deny, nr)
-    for mask, value in _personality_denials():
+    for mask, value in personality_denials():
         filt.add_rule(deny, "personality", sc.Arg(0, sc.MASKED_EQ, mask, value))
     for flag in CLONE_NAMESPACE_FLAGS.values():
         filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
@@ -124,7 +124,7 @@ def bpf_program() -> bytes:
         return fh.read()
 
 
-def _personality_denials() -> list[tuple[int, int]]:
+def personality_denials() -> list[tuple[int, int]]:
     """(mask, value) pairs whose union is every 32-bit persona except 0 and 0xffffffff.
 
     libseccomp allows one comparison per argument in a rule, and rules are OR-ed. A persona is

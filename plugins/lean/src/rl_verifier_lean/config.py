@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -14,8 +14,11 @@ from rl_verifier_lean.screen import (
     DEFAULT_ALLOWED_COMMANDS,
     DEFAULT_BANNED,
 )
+from rl_verifier_sandbox import BackendChoice
 
 DEFAULT_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
+# auto, each sandbox backend that holds asyncio processes (bwrap), or none
+SANDBOX_CHOICE = BackendChoice(after=("none",), async_processes=True)
 
 
 class LeanConfig(VerifierConfig):
@@ -35,7 +38,7 @@ class LeanConfig(VerifierConfig):
     project: str | None = Field(
         default=None, description="Lake project with Mathlib and the REPL (env RLV_LEAN_PROJECT)."
     )
-    sandbox: Literal["auto", "bwrap", "none"] = Field(
+    sandbox: Annotated[str, SANDBOX_CHOICE] = Field(
         default="auto",
         description="auto: bubblewrap when it works here, else unsandboxed with a warning; "
         "bwrap: required (samples are 'error' without it); none: plain subprocesses.",
@@ -74,7 +77,8 @@ class LeanConfig(VerifierConfig):
     memory_mb: int = Field(
         default=8192,
         ge=64,
-        description="Memory cap of each Lean process (RLIMIT_AS beyond the mapped .olean files).",
+        description="Memory cap of each Lean process beyond the mapped .olean files "
+        "(resident memory of its cgroup in the sandbox where the host allows, else RLIMIT_AS).",
     )
     max_rss_mb: int | None = Field(
         default=None, ge=64, description="Recycle a REPL whose resident memory exceeds this."

@@ -95,16 +95,16 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
     isolation, why = sandbox_reason(config.sandbox)
     add(
         "sandbox",
-        isolation == "bwrap" or config.sandbox == "none",
+        isolation != "none" or config.sandbox == "none",
         f"{isolation}: {why}",
         "install bubblewrap (`apt-get install bubblewrap`) so Lean runs isolated, "
         "or set sandbox='none' to run it unsandboxed",
     )
     needed = ["lean", "lake", "repl"] if not config.repl_command else ["repl"]
-    if config.sandbox == "bwrap":
+    if config.sandbox not in ("auto", "none"):  # a sandbox named in the config is required
         needed.append("sandbox")
     try:
-        launch = repl_launch(config, sandboxed=isolation == "bwrap")
+        launch = repl_launch(config, sandboxed=isolation != "none")
     except LeanMissing as exc:
         add("repl", False, "not found", str(exc))
     else:

@@ -29,7 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rl_verifier_lean.candidate import Candidate
 from rl_verifier_lean.isolation import lean_job, spawn_plain
@@ -37,9 +37,7 @@ from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.repl import ReplDied
 from rl_verifier_lean.runner import HeaderFailed, ProofTimeout, Responses, StatementFailed
 from rl_verifier_lean.statement import Statement, header_scopes
-
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox import Sandbox
 
 JOB = "/job"  # the sandbox's work dir
 STATEMENT_MODULE = "RlvStmt"
@@ -164,7 +162,7 @@ def parse_json_lines(stdout: str) -> list[dict[str, Any]]:
 
 async def check_file(
     tools: FileTools,
-    sandbox: BwrapSandbox | None,
+    sandbox: Sandbox | None,
     statement: Statement,
     candidate: Candidate,
     timeout_s: float,
@@ -296,7 +294,7 @@ done
 
 async def _run_sandboxed(
     tools: FileTools,
-    sandbox: BwrapSandbox,
+    sandbox: Sandbox,
     steps: list[Step],
     timeout_s: float,
     memory_mb: int,
@@ -304,7 +302,7 @@ async def _run_sandboxed(
     python = any(step.argv[0] == "python" for step in steps)
     lines = []
     for step in steps:
-        argv = [sandbox.python.executable if a == "python" else a for a in step.argv]
+        argv = [sandbox.python_executable if a == "python" else a for a in step.argv]
         lines.append("step " + " ".join(shlex.quote(a) for a in [step.name, *argv]))
     script = DRIVER.replace("%STEPS%", " &&\n".join(lines)).replace(
         "%NAMES%", " ".join(step.name for step in steps)

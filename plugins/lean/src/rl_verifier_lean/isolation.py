@@ -1,11 +1,13 @@
-"""Where Lean runs: inside the bubblewrap sandbox when it works here, else a plain subprocess.
+"""Where Lean runs: in a sandbox of the sandbox's backend table (bubblewrap) when it works
+here, else a plain subprocess.
 
-Sandboxed, a Lean process runs as a dedicated unprivileged uid (held for the process's life and
-reaped after), with every namespace unshared (no network), an empty environment apart from
-Lean's own variables, a fresh tmpfs work dir, read-only system dirs and read-only views of
-exactly the host paths Lean needs (toolchain, project, REPL binary), and RLIMIT_AS at
-``memory_mb`` beyond the mapped .olean files. Unsandboxed, it gets its own session, the same
-RLIMIT_AS and no core dumps.
+Sandboxed, a Lean process runs as a dedicated unprivileged uid in its own cgroup (both held
+for the process's life; everything left of it is killed after), with every namespace unshared
+(no network), an empty environment apart from Lean's own variables, a fresh tmpfs work dir,
+read-only system dirs and read-only views of exactly the host paths Lean needs (toolchain,
+project, REPL binary). Its memory cap is ``memory_mb`` beyond the mapped .olean files: the
+cgroup's resident-memory limit where the host allows cgroups, else RLIMIT_AS. Unsandboxed, it
+gets its own session, RLIMIT_AS at the same cap and no core dumps.
 """
 
 from __future__ import annotations
@@ -16,20 +18,26 @@ import logging
 import os
 import resource
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rl_verifier_lean.locate import LeanLaunch, olean_bytes
+from rl_verifier_sandbox import (
+    AsyncLiveProcess,
+    BadJob,
+    Job,
+    Limits,
+    Policy,
+    Sandbox,
+    SandboxUnavailable,
+    get_sandbox,
+)
 
 log = logging.getLogger(__name__)
 READ_LIMIT = 64 * 1024 * 1024  # longest line read from Lean's output
 UNLIMITED = 10**7  # the sandbox's "no CPU / wall limit" value
 CHDIR = 'cd "$1" && shift && exec "$@"'
-
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.api import Job
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
+UID_SLOTS = 128  # sandbox uids Lean may hold: one per REPL, so room for large pools
 
 
 class LeanSetupError(RuntimeError):
@@ -38,33 +46,34 @@ class LeanSetupError(RuntimeError):
 
 @dataclass
 class LeanProcess:
-    """A started Lean process and what it holds (its sandbox uid) until ``release``."""
+    """A started Lean process and what it holds in the sandbox (``live``: its uid and
+    cgroup) until ``release``."""
 
     proc: asyncio.subprocess.Process
-    isolation: str  # "bwrap" or "none"
-    _release: Callable[[], None] | None = field(default=None, repr=False)
+    isolation: str  # the sandbox backend's name ("bwrap"), or "none"
+    live: AsyncLiveProcess | None = None
 
     def release(self) -> None:
-        """Kill whatever is left of the process and free its uid; idempotent, blocking."""
-        release, self._release = self._release, None
-        if release is not None:
-            release()
+        """Kill whatever is left of the process and free its uid and cgroup; idempotent,
+        blocking."""
+        live, self.live = self.live, None
+        if live is not None:
+            live.release()
+
+    def out_of_memory(self) -> bool:
+        """Whether its sandbox cgroup OOM-killed a process of it (at the memory cap, the
+        kernel kills Lean instead of Lean reporting that it ran out of memory)."""
+        usage = self.live.usage() if self.live is not None else None
+        return usage is not None and usage.oom_kills > 0
 
 
 @functools.cache
-def _probe_bwrap() -> BwrapSandbox | str:
+def _probe(mode: str) -> Sandbox | str:
+    """The sandbox ``mode`` (``auto`` or a backend's name) opens here, or why it cannot."""
     try:
-        from rl_verifier_sandbox.api import SandboxUnavailable
-        from rl_verifier_sandbox.bwrap import BwrapSandbox
-        from rl_verifier_sandbox.slots import UidSlots
-    except ImportError:
-        return "rl-verifier-sandbox is not installed"
-    sandbox = BwrapSandbox(slots=UidSlots(count=128))
-    try:
-        sandbox.check()
+        return get_sandbox(mode, uid_slots=UID_SLOTS)
     except SandboxUnavailable as exc:
         return str(exc)
-    return sandbox
 
 
 @functools.cache
@@ -76,15 +85,15 @@ def _warn_unsandboxed(reason: str) -> None:
     )
 
 
-def choose_sandbox(mode: str) -> BwrapSandbox | None:
-    """The sandbox Lean runs in (``None``: plain subprocesses); ``LeanSetupError`` when
-    bwrap is required and does not work here."""
+def choose_sandbox(mode: str) -> Sandbox | None:
+    """The sandbox Lean runs in (``None``: plain subprocesses); ``LeanSetupError`` when a
+    named sandbox is required and does not work here."""
     if mode == "none":
         return None
-    found = _probe_bwrap()
+    found = _probe(mode)
     if isinstance(found, str):
-        if mode == "bwrap":
-            raise LeanSetupError(f"sandbox='bwrap' but bubblewrap cannot run here: {found}")
+        if mode != "auto":
+            raise LeanSetupError(f"sandbox={mode!r} but it cannot run here: {found}")
         _warn_unsandboxed(found)
         return None
     return found
@@ -94,21 +103,21 @@ def sandbox_reason(mode: str) -> tuple[str, str]:
     """(isolation, detail) for reports: which sandbox Lean gets here, and why."""
     if mode == "none":
         return "none", "sandbox='none' in the config"
-    found = _probe_bwrap()
+    found = _probe(mode)
     if isinstance(found, str):
         return "none", found
-    return "bwrap", "bubblewrap works here"
+    return found.name, f"the {found.name} sandbox works here"
 
 
-def address_space(launch: LeanLaunch, memory_mb: int) -> int:
-    """RLIMIT_AS in bytes: ``memory_mb`` on top of the .olean files Lean maps from LEAN_PATH,
-    so the cap bounds Lean's own memory, not the size of the library it imports."""
+def memory_cap(launch: LeanLaunch, memory_mb: int) -> int:
+    """The memory cap in bytes: ``memory_mb`` on top of the .olean files Lean maps from
+    LEAN_PATH, so the cap bounds Lean's own memory, not the size of the library it imports."""
     return (memory_mb << 20) + olean_bytes(launch.env.get("LEAN_PATH", ""))
 
 
 def lean_job(
     launch: LeanLaunch,
-    sandbox: BwrapSandbox,
+    sandbox: Sandbox,
     memory_mb: int,
     *,
     extra_args: tuple[str, ...] = (),
@@ -118,18 +127,16 @@ def lean_job(
 ) -> Job:
     """A sandbox job running ``launch`` (``python`` first: the sandbox's interpreter; set
     ``python`` when the command runs it later, as the file backend's driver does)."""
-    from rl_verifier_sandbox.api import Job, Limits, Policy
-
     argv = [*launch.argv, *extra_args]
     python = python or argv[0] == "python"
     if argv[0] == "python":
-        argv[0] = sandbox.python.executable
+        argv[0] = sandbox.python_executable
     if launch.cwd:
         argv = ["/bin/sh", "-c", CHDIR, "sh", launch.cwd, *argv]
     limits = Limits(
         wall_s=wall_s,
         cpu_s=UNLIMITED,  # Lean is multi-threaded; the wall deadline bounds it
-        memory_bytes=address_space(launch, memory_mb),
+        memory_bytes=memory_cap(launch, memory_mb),  # the cgroup's, else RLIMIT_AS
         file_bytes=1 << 30,
         open_files=65536,  # Mathlib is thousands of .olean files
         processes=1024,  # threads count against the uid's process limit
@@ -147,7 +154,7 @@ async def spawn_plain(
     argv = [*launch.argv, *extra_args]
     if argv[0] == "python":
         argv[0] = sys.executable
-    limit = address_space(launch, memory_mb)
+    limit = memory_cap(launch, memory_mb)
 
     def limits() -> None:  # in the child, before exec
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -167,31 +174,14 @@ async def spawn_plain(
     )
 
 
-async def start(launch: LeanLaunch, sandbox: BwrapSandbox | None, memory_mb: int) -> LeanProcess:
+async def start(launch: LeanLaunch, sandbox: Sandbox | None, memory_mb: int) -> LeanProcess:
     """Start a long-lived Lean process (the REPL) with pipes on stdin, stdout and stderr."""
-    pipe = asyncio.subprocess.PIPE
     if sandbox is None:
+        pipe = asyncio.subprocess.PIPE
         return LeanProcess(await spawn_plain(launch, memory_mb, stdin=pipe), "none")
-    from rl_verifier_sandbox._files import BadJob
-
     job = lean_job(launch, sandbox, memory_mb)
-    uid = await asyncio.to_thread(sandbox.slots.acquire)
     try:
-        with sandbox.command(job, uid) as (argv, fds):
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=pipe,
-                stdout=pipe,
-                stderr=pipe,
-                pass_fds=fds,
-                env={},
-                start_new_session=True,
-                limit=READ_LIMIT,
-            )
-    except BadJob as exc:
-        sandbox.slots.release(uid)
+        live = await sandbox.open_async_process(job, read_limit=READ_LIMIT)
+    except (BadJob, SandboxUnavailable) as exc:
         raise LeanSetupError(f"cannot sandbox Lean: {exc}") from None
-    except BaseException:
-        sandbox.slots.release(uid)
-        raise
-    return LeanProcess(proc, "bwrap", functools.partial(sandbox.slots.release, uid))
+    return LeanProcess(live.proc, sandbox.name, live)

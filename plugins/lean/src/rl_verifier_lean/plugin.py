@@ -7,6 +7,7 @@ import json
 import click
 
 from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier_lean.config import SANDBOX_CHOICE
 from rl_verifier_lean.tasks import example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
 
@@ -36,7 +37,7 @@ def lean() -> None:
 @click.option("--project", help="Lake project with Mathlib and the REPL (or RLV_LEAN_PROJECT).")
 @click.option(
     "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
+    type=click.Choice(SANDBOX_CHOICE.choices()),
     default="auto",
     show_default=True,
     help="How Lean runs: auto (bwrap when it works), bwrap, or none (plain processes).",

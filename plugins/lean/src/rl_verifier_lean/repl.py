@@ -12,16 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rl_verifier import PipedProcess
 from rl_verifier_lean.isolation import LeanProcess, start
 from rl_verifier_lean.locate import LeanLaunch
 from rl_verifier_lean.procs import tree_rss_mb
-
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
-
+from rl_verifier_sandbox import Sandbox
 
 _ECHO = re.compile(rb"^Processing incremental state \[pos: (\d+)\.\.(\d+)\]:\s*$")
 
@@ -41,7 +38,7 @@ class Repl(PipedProcess):
         self.declared: set[str] = set()  # names earlier candidates declared on this REPL
 
     @classmethod
-    async def start(cls, launch: LeanLaunch, sandbox: BwrapSandbox | None, memory_mb: int) -> Repl:
+    async def start(cls, launch: LeanLaunch, sandbox: Sandbox | None, memory_mb: int) -> Repl:
         return cls(await start(launch, sandbox, memory_mb))
 
     @property
@@ -94,7 +91,8 @@ class Repl(PipedProcess):
 
     async def death_report(self) -> str:
         report = await super().death_report()
-        if "out of memory" in "".join(self.stderr_tail).lower():
+        said = "out of memory" in "".join(self.stderr_tail).lower()
+        if said or self.process.out_of_memory():
             return report + " (out of memory)"
         return report
 

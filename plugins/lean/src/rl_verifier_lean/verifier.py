@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rl_verifier import Completion, Status, Task, Verdict, Verifier, VerifierConfig
 from rl_verifier_lean.candidate import Candidate, Rejected, build, choose_mode, strip_header_lines
@@ -24,9 +24,7 @@ from rl_verifier_lean.runner import (
 )
 from rl_verifier_lean.screen import Rules, allowed, first_banned
 from rl_verifier_lean.statement import BadReference, Statement, last_lean_block, parse_reference
-
-if TYPE_CHECKING:
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox import Sandbox
 
 
 class LeanVerifier(Verifier[LeanConfig]):
@@ -39,7 +37,7 @@ class LeanVerifier(Verifier[LeanConfig]):
     def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
         super().__init__(config)
         self._pool: ReplPool | None = None
-        self._file_backend: tuple[BwrapSandbox | None, FileTools] | None = None
+        self._file_backend: tuple[Sandbox | None, FileTools] | None = None
 
     @property
     def settings(self) -> LeanConfig:
@@ -59,7 +57,7 @@ class LeanVerifier(Verifier[LeanConfig]):
             self._pool = ReplPool(start, cfg.pool_size, cfg.max_uses, cfg.max_rss_mb)
         return self._pool
 
-    def file_backend(self) -> tuple[BwrapSandbox | None, FileTools]:
+    def file_backend(self) -> tuple[Sandbox | None, FileTools]:
         """Where and how the per-file backend runs Lean (and the replay checker): decided once,
         not per proof."""
         if self._file_backend is None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from rl_verifier.verifier import VerifierConfig
+from rl_verifier import VerifierConfig
+from rl_verifier_sandbox import BackendChoice
 
 RewardRule = Literal["all_or_nothing", "fraction"]
 
@@ -26,7 +27,7 @@ class PytestConfig(VerifierConfig):
         default=False,
         description="Accept a completion with no fence as code when the whole text parses.",
     )
-    backend: Literal["bwrap", "auto", "docker", "process"] = Field(
+    backend: Annotated[str, BackendChoice()] = Field(  # auto or any backend of the table
         default="bwrap",
         description="Sandbox backend. The two-process (HumanEval) mode needs bwrap or docker; "
         "'process' does not isolate anything and is for development only.",

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 from rl_verifier_pytest_exec.harness_files import mounted
 from rl_verifier_pytest_exec.relay import Exchange, converse
-from rl_verifier_pytest_exec.spawn import Live
-from rl_verifier_sandbox.api import Job, Limits, Policy
+from rl_verifier_sandbox import Job, Limits, LiveProcess, Policy
 
 SPEC_PATH = "/spec/task.json"
 SOLUTION_PATH = "solution.py"  # in the fresh work dir (the cwd)
 
-Spawner = Callable[[Job], Live]
+Spawner = Callable[[Job], LiveProcess]  # ``Sandbox.open_process``
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from rl_verifier_pytest_exec.harness_files import source
 from rl_verifier_pytest_exec.reference import PytestTask
-from rl_verifier_sandbox.api import Job, Limits, Policy, Result
+from rl_verifier_sandbox import Job, Limits, Policy, Result
 
 TESTS_DIR = "/tests"
 HIDDEN = f"{TESTS_DIR}/test_hidden.py"

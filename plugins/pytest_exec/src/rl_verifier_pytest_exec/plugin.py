@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier_pytest_exec.tasks import example_tasks
 from rl_verifier_pytest_exec.verifier import PytestVerifier
 

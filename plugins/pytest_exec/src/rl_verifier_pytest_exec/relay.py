@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl_verifier_pytest_exec.lines import Deadline, LineReader, TooLong, write_all
-from rl_verifier_pytest_exec.spawn import Live
+from rl_verifier_sandbox import LiveProcess
 
 MAX_LINE = 8 << 20
 
@@ -30,7 +30,7 @@ class Exchange:
     note: str = ""
 
 
-def converse(tests: Live, solution: Live, wall_s: float) -> Exchange:
+def converse(tests: LiveProcess, solution: LiveProcess, wall_s: float) -> Exchange:
     deadline = time.monotonic() + wall_s
     from_tests = LineReader(tests.stdout_fd, MAX_LINE)
     from_solution = LineReader(solution.stdout_fd, MAX_LINE)
@@ -65,7 +65,9 @@ def converse(tests: Live, solution: Live, wall_s: float) -> Exchange:
             return Exchange(None, False, calls, "test process stopped reading")
 
 
-def ask(solution: Live, reader: LineReader, request: bytes, deadline: float) -> dict[str, Any]:
+def ask(
+    solution: LiveProcess, reader: LineReader, request: bytes, deadline: float
+) -> dict[str, Any]:
     if not write_all(solution.stdin_fd, request + b"\n"):
         return {"gone": "the solution process has ended"}
     try:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 
 from rl_verifier_pytest_exec.reference import StdioTask
-from rl_verifier_sandbox.api import Job, Limits, Policy, Result
+from rl_verifier_sandbox import Job, Limits, Policy, Result
 
 Runner = Callable[[Job], Result]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier.contracts import Task
+from rl_verifier import Task
 
 ADD_TESTS = """\
 from solution import add

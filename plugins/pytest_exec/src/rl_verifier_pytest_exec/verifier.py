@@ -15,21 +15,18 @@ import os
 import threading
 from typing import Any
 
-from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.verifier import Verifier
+from rl_verifier import Completion, Task, Verdict, Verifier, VerifierConfig
 from rl_verifier_pytest_exec import hardened
 from rl_verifier_pytest_exec.config import PytestConfig
 from rl_verifier_pytest_exec.duplex import CheckTask, run_duplex
 from rl_verifier_pytest_exec.extract import extract_code
 from rl_verifier_pytest_exec.reference import PytestTask, ReferenceError, StdioTask, read_reference
 from rl_verifier_pytest_exec.scoring import reward_of
-from rl_verifier_pytest_exec.spawn import Spawner
 from rl_verifier_pytest_exec.stdio import run_cases
-from rl_verifier_sandbox import get_sandbox
-from rl_verifier_sandbox.api import Limits, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox import Limits, Sandbox, SandboxUnavailable, backend_names, get_sandbox
 
 
-class PytestVerifier(Verifier):
+class PytestVerifier(Verifier[PytestConfig]):
     """Runs the completion's Python code against hidden tests in a sandbox."""
 
     name = "pytest"
@@ -38,23 +35,20 @@ class PytestVerifier(Verifier):
         "file, HumanEval check(candidate) (tests and solution in separate processes) or "
         "stdin/stdout cases. Reward: all tests pass (or the share passed)."
     )
-    Config = PytestConfig
     reward_range = (0.0, 1.0)
     deterministic = True
     needs_sandbox = True
     default_timeout_s = 60.0
     max_concurrency = 2 * (os.cpu_count() or 1)
 
-    def __init__(self, config: Any = None) -> None:
+    def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
         super().__init__(config)
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
 
     @property
     def settings(self) -> PytestConfig:
-        config = self.config
-        assert isinstance(config, PytestConfig)
-        return config
+        return self.config
 
     @property
     def limits(self) -> Limits:
@@ -113,7 +107,10 @@ class PytestVerifier(Verifier):
         )
 
     def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
-        spawner = Spawner(sandbox)  # SandboxUnavailable for a backend without live processes
+        live = backend_names(processes=True)
+        if sandbox.name not in live:
+            need = f"the two-process mode needs {' or '.join(live)}"
+            raise SandboxUnavailable(f"{need}, not {sandbox.name}")
         if spec.prompt and not defines(code, spec.entry_point):
             code = spec.prompt + code
         exchange, stderr = run_duplex(
@@ -122,7 +119,7 @@ class PytestVerifier(Verifier):
             self.limits,
             split=self.settings.reward == "fraction",
             stop_on_failure=self.settings.reward == "all_or_nothing",
-            spawner=spawner,
+            spawner=sandbox.open_process,
         )
         if exchange.results is None:
             if exchange.timed_out:
