@@ -1,0 +1,191 @@
+"""verl: compute_score and compute_score_batch through the real ``verl`` package's own
+reward loading (``load_reward_manager`` with ``pkg://`` paths and ``reward_kwargs``), its
+reward-loop ``NaiveRewardManager`` and its ``BatchRewardManager``.
+
+verl is installed without its GPU stack (``--no-deps``, see core/requirements-integrations.txt);
+its reward managers need only torch (CPU), tensordict, omegaconf and ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import verl
+from omegaconf import DictConfig, OmegaConf
+from rlv_test_verifiers import Behaviour
+from verl import DataProto
+from verl.trainer.ppo.reward import load_reward_manager
+from verl.workers.reward_manager import BatchRewardManager
+
+from rl_verifier import UserError, Verifier
+from rl_verifier.integrations import verl as rlv_verl
+from rl_verifier.integrations.verl import compute_score, compute_score_batch
+
+Register = Callable[[type[Verifier]], type[Verifier]]
+ROUTES = {"forecasts": "calibration", "trivia": "exact_match", "slow": "behaviour"}
+SETTINGS = {"calibration": {"rule": "brier"}, "behaviour": {"timeout_s": 1.0}}
+# (data_source, response, ground_truth, extra_info)
+SAMPLES: list[tuple[str, str, Any, dict[str, Any]]] = [
+    ("forecasts", "<probability>0.9</probability>", {"outcome": 1}, {"index": 0}),
+    ("trivia", "<answer>Paris</answer>", "Paris", {"index": 1, "question": "Capital?"}),
+    ("trivia", "<answer>Lyon</answer>", "Paris", {"index": 1, "question": "Capital?"}),
+    ("slow", "spin", "x", {"index": 2}),
+    ("slow", "ok 0.75", "x", {"index": 2}),
+]
+EXPECTED = [1 - 0.1**2, 1.0, 0.0, 0.0, 0.75]
+KEYS = {"score", "rlv_status", "rlv_judged", "rlv_spec", "rlv_components"}
+
+
+@pytest.fixture(autouse=True)
+def behaviour(register_verifier: Register) -> Iterator[None]:
+    register_verifier(Behaviour)
+    yield
+    rlv_verl.close_scorers()
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    from transformers import AutoTokenizer
+
+    from rl_verifier_server.tiny_model import ensure_tiny_model
+
+    return AutoTokenizer.from_pretrained(ensure_tiny_model(), local_files_only=True)
+
+
+def verl_config(name: str, reward_kwargs: dict[str, Any]) -> DictConfig:
+    """verl's own generated PPO trainer config, pointed at our reward function."""
+    path = Path(verl.__file__).parent / "trainer" / "config" / "_generated_ppo_trainer.yaml"
+    config = OmegaConf.load(path)
+    assert isinstance(config, DictConfig)
+    config.reward.custom_reward_function.path = "pkg://rl_verifier.integrations.verl"
+    config.reward.custom_reward_function.name = name
+    config.reward.custom_reward_function.reward_kwargs = reward_kwargs
+    return config
+
+
+def batch(tokenizer: Any, samples: Sequence[tuple[str, str, Any, dict[str, Any]]]) -> DataProto:
+    """A rollout batch as verl builds it: left-padded prompts, right-padded responses."""
+    prompts = [tokenizer.encode("question", add_special_tokens=False) for _ in samples]
+    responses = [tokenizer.encode(s[1], add_special_tokens=False) for s in samples]
+    width_p, width_r = max(map(len, prompts)), max(map(len, responses))
+    prompt_ids = torch.zeros(len(samples), width_p, dtype=torch.long)
+    response_ids = torch.zeros(len(samples), width_r, dtype=torch.long)
+    mask = torch.zeros(len(samples), width_p + width_r, dtype=torch.long)
+    for i, (p, r) in enumerate(zip(prompts, responses, strict=True)):
+        prompt_ids[i, width_p - len(p) :] = torch.tensor(p)
+        response_ids[i, : len(r)] = torch.tensor(r)
+        mask[i, width_p - len(p) : width_p + len(r)] = 1
+    return DataProto.from_dict(
+        tensors={
+            "prompts": prompt_ids,
+            "responses": response_ids,
+            "input_ids": torch.cat([prompt_ids, response_ids], dim=1),
+            "attention_mask": mask,
+        },
+        non_tensors={
+            "data_source": np.array([s[0] for s in samples], dtype=object),
+            "reward_model": np.array([{"ground_truth": s[2]} for s in samples], dtype=object),
+            "extra_info": np.array([dict(s[3]) for s in samples], dtype=object),
+        },
+    )
+
+
+def test_compute_score_routes_by_data_source_with_the_same_keys_everywhere() -> None:
+    results = [
+        compute_score(source, text, truth, info, routes=ROUTES, settings=SETTINGS, workers=2)
+        for source, text, truth, info in SAMPLES
+    ]
+    assert [r["score"] for r in results] == pytest.approx(EXPECTED)
+    assert all(set(r) == KEYS for r in results)
+    assert [r["rlv_spec"] for r in results] == [ROUTES[s[0]] for s in SAMPLES]
+    assert results[3]["rlv_status"] == "timeout" and results[3]["rlv_judged"] == 0.0
+    assert results[0]["rlv_components"]["brier"] == pytest.approx(0.99)
+    # a data source that is a verifier's name routes to it; extra_info.verifier too
+    direct = compute_score("exact_match", "Paris", "Paris", executor="inline")
+    named = compute_score("mine", "Paris", "Paris", {"verifier": "exact_match"}, executor="inline")
+    assert direct["score"] == named["score"] == 1.0
+    with pytest.raises(UserError, match="names no verifier"):
+        compute_score("openai/gsm8k", "4", "4")
+
+
+def test_named_components_become_numeric_columns() -> None:
+    judged = compute_score(
+        "forecasts",
+        "Probability: 0.5",
+        {"outcome": 0},
+        routes=ROUTES,
+        components=["brier", "log"],
+        executor="inline",
+    )
+    invalid = compute_score(
+        "forecasts",
+        "no idea",
+        {"outcome": 0},
+        routes=ROUTES,
+        components=["brier", "log"],
+        executor="inline",
+    )
+    assert judged["brier"] == pytest.approx(0.75) and judged["log"] == pytest.approx(0.0)
+    assert invalid["brier"] is None and set(invalid) == set(judged)
+
+
+@pytest.mark.parametrize("name", ["compute_score", "compute_score_async"])
+def test_verl_loads_it_and_its_reward_loop_manager_scores_with_it(
+    tokenizer: Any, name: str
+) -> None:
+    config = verl_config(name, {"routes": ROUTES, "settings": SETTINGS, "workers": 2})
+    data = batch(tokenizer, SAMPLES)
+
+    async def run() -> list[dict[str, Any]]:
+        manager = load_reward_manager(config, tokenizer)
+        assert type(manager).__name__ == "NaiveRewardManager"
+        assert manager.is_async_reward_score == (name == "compute_score_async")
+        return list(
+            await asyncio.gather(*(manager.run_single(data[i : i + 1]) for i in range(len(data))))
+        )
+
+    outputs = asyncio.run(run())
+    assert [o["reward_score"] for o in outputs] == pytest.approx(EXPECTED)
+    extra = [o["reward_extra_info"] for o in outputs]
+    assert [e["rlv_status"] for e in extra] == ["ok", "ok", "ok", "timeout", "ok"]
+    assert all(set(e) == KEYS for e in extra)
+
+
+def test_batch_reward_manager_fills_failed_checks_with_their_group_mean(tokenizer: Any) -> None:
+    manager = BatchRewardManager(
+        tokenizer,
+        num_examine=0,
+        compute_score=compute_score_batch,
+        routes=ROUTES,
+        settings=SETTINGS,
+        workers=2,
+    )
+    data = batch(tokenizer, SAMPLES)
+    out = manager(data, return_dict=True)
+    lengths = data.batch["attention_mask"][:, data.batch["prompts"].shape[1] :].sum(dim=1)
+    rewards = [float(out["reward_tensor"][i, lengths[i] - 1]) for i in range(len(data))]
+    # the timed-out response gets the mean of its prompt's judged responses (0.75)
+    assert rewards == pytest.approx([0.99, 1.0, 0.0, 0.75, 0.75])
+    assert out["reward_tensor"].sum().item() == pytest.approx(sum(rewards))
+    assert out["reward_extra_info"]["rlv_status"] == ["ok", "ok", "ok", "timeout", "ok"]
+    assert out["reward_extra_info"]["rlv_judged"] == [1.0, 1.0, 1.0, 0.0, 1.0]
+
+
+def test_batch_variant_can_score_failures_as_zero() -> None:
+    results = compute_score_batch(
+        [s[0] for s in SAMPLES],
+        [s[1] for s in SAMPLES],
+        [s[2] for s in SAMPLES],
+        [s[3] for s in SAMPLES],
+        routes=ROUTES,
+        settings=SETTINGS,
+        failed="zero",
+        workers=2,
+    )
+    assert [r["score"] for r in results] == pytest.approx(EXPECTED)
