@@ -1,0 +1,17 @@
+"""Entry point: registers the ``math`` verifier and its ``math-example`` task set."""
+
+from __future__ import annotations
+
+from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier_math.tasks import arithmetic_tasks
+from rl_verifier_math.verifier import MathVerifier
+
+
+@hookimpl
+def register_verifiers(register: VerifierRegistrar) -> None:
+    register(MathVerifier)
+
+
+@hookimpl
+def register_task_sets(register: TaskSetRegistrar) -> None:
+    register("math-example", arithmetic_tasks)

@@ -1,0 +1,161 @@
+"""The ``math`` verifier: the answer's equivalence to the reference, as math-verify judges it,
+after screens that score known reward hacks 0."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sympy import MatrixBase, Set, Tuple
+
+from rl_verifier import Completion, Score, Status, Task, Verdict, Verifier, content_text
+from rl_verifier_math.compare import (
+    Parsed,
+    equivalent,
+    parse_answer,
+    parse_reference,
+    percent_forms,
+    values,
+)
+from rl_verifier_math.config import MathConfig
+from rl_verifier_math.extract import Extracted, extract
+from rl_verifier_math.reference import ReferenceError, reference_answers
+from rl_verifier_math.screens import (
+    copies_prompt,
+    defines_macros,
+    lists_candidates,
+    several_boxed,
+    too_large,
+    unevaluated,
+)
+
+SHOWN_CHARS = 200  # of answers kept in info
+
+
+class MathVerifier(Verifier[MathConfig]):
+    """Math answers: equivalence to the reference (math-verify), hardened against hacks."""
+
+    name = "math"
+    description = (
+        "Math answers (\\boxed{}, 'Answer:' lines or plain text) checked for equivalence with "
+        "the reference by math-verify: numbers, expressions, intervals, sets, tuples; GSM8K "
+        "and MATH rows as they are; hedges, unevaluated answers, macros and giant numbers "
+        "score 0."
+    )
+    reward_range = (0.0, 1.0)
+    deterministic = True
+    default_timeout_s = 10.0
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        config = self.config
+        try:
+            references = reference_answers(task.reference)
+            golds = [self._parse_reference(r) for r in references]
+        except ReferenceError as exc:
+            return Verdict.failed(str(exc))
+        found = extract(completion.text(), config.extract)
+        if found is None:
+            return Verdict.invalid(f"no answer found (extract: {config.extract})")
+        info: dict[str, Any] = {"answer": found.text[:SHOWN_CHARS], "source": found.source}
+        tail = config.extract == "auto" and found.source == "whole"
+        text = found.text[-config.max_answer_chars :] if tail else found.text
+        reason = self._before_parsing(completion.text(), found, text)
+        if reason:
+            return zero(reason, info)
+        readings = [
+            parse_answer(form, found.source, config.strip_units, bare_latex=not tail)
+            for form in percent_forms(text, config.percent)
+        ]
+        if not any(readings):
+            return Verdict.invalid("the answer does not parse as math", **info)
+        shown = [p for p in readings[0] if isinstance(p, str)]
+        if shown:
+            info["parsed"] = shown[-1][:SHOWN_CHARS]
+        reason = self._screen(task, text, shown, readings[0], references, golds, tail)
+        if reason:
+            return zero(reason, info)
+        correct = any(
+            equivalent(form, reading, config.float_rounding)
+            for gold in golds
+            for form in gold
+            for reading in readings
+        )
+        return Verdict.ok(1.0 if correct else 0.0, **info)
+
+    def _parse_reference(self, reference: str) -> list[Parsed]:
+        """Each reading of a reference answer; ReferenceError when it does not parse."""
+        config = self.config
+        forms = [
+            parse_reference(f, config.strip_units) for f in percent_forms(reference, config.percent)
+        ]
+        if not forms[0]:
+            raise ReferenceError(f"reference answer {reference[:SHOWN_CHARS]!r} does not parse")
+        return forms
+
+    def _before_parsing(self, completion: str, found: Extracted, text: str) -> str | None:
+        """Screens on the text: too long, macro definitions, several boxed answers."""
+        limit = self.config.max_answer_chars
+        if len(text) > limit:
+            return f"answer longer than max_answer_chars ({limit})"
+        if self.config.reject_hedges:
+            return defines_macros(completion) or several_boxed(found.boxed)
+        return defines_macros(completion)
+
+    def _screen(
+        self,
+        task: Task,
+        text: str,
+        shown: list[str],
+        parsed: Parsed,
+        references: list[str],
+        golds: list[list[Parsed]],
+        tail: bool,
+    ) -> str | None:
+        """The first hack screen the parsed answer fails, if any."""
+        config = self.config
+        answer_values = values(parsed)
+        for value in answer_values:
+            reason = too_large(value, config.max_digits)
+            if reason:
+                return reason
+        several = any(multi_valued(r, g[0]) for r, g in zip(references, golds, strict=True))
+        if config.reject_hedges and not several:
+            reason = lists_candidates(text, at_end_only=tail)
+            if reason:
+                return reason
+        if config.reject_unevaluated:
+            gold_values = [values(g[0])[0] for g in golds if values(g[0])]
+            if answer_values:
+                reason = unevaluated(answer_values[0], gold_values)
+                if reason:
+                    return reason
+            answers = shown if tail else [text, *shown]
+            return copies_prompt(answers, references, prompt_text(task))
+        return None
+
+    def batch_metrics(self, scores: Sequence[Score]) -> dict[str, float]:
+        """Share of judged answers that a hack screen scored 0."""
+        judged = [s for s in scores if s.status is Status.OK]
+        if not judged:
+            return {}
+        screened = sum(1 for s in judged if s.info.get("reason"))
+        return {"screened": screened / len(judged)}
+
+
+def zero(reason: str, info: dict[str, Any]) -> Verdict:
+    """A judged answer that scores 0 because of a hack screen."""
+    return Verdict.ok(0.0, **info, reason=reason)
+
+
+def multi_valued(reference: str, gold: Parsed) -> bool:
+    """A reference that is itself several values (a set, tuple, interval or list)."""
+    if any(isinstance(v, Set | Tuple | MatrixBase | list) for v in values(gold)):
+        return True
+    return lists_candidates(reference, at_end_only=False) is not None
+
+
+def prompt_text(task: Task) -> str:
+    """The text of the task's prompt (every message of a chat prompt)."""
+    if isinstance(task.prompt, str):
+        return task.prompt
+    return "\n".join(content_text(m.content) for m in task.prompt)
