@@ -14,12 +14,10 @@ from typing import Any
 
 import pytest
 from rlv_test_verifiers import Behaviour
+from trl.trainer.utils import get_callable_name, is_async_callable
 
 from rl_verifier import Verifier
 from rl_verifier.integrations.trl import reward_func, task_from_row
-
-trl = pytest.importorskip("trl")
-from trl.trainer.utils import get_callable_name, is_async_callable  # noqa: E402
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 CODE = "```python\ndef add(a, b):\n    return a + b\n```"
