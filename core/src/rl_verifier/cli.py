@@ -31,6 +31,7 @@ from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import TASKSET_PREFIX, RewardResolver, load_task_source
 from rl_verifier.reward import Reward
+from rl_verifier.reward_server.command import reward_server
 from rl_verifier.summary import format_summary, summarise
 from rl_verifier.train.new_loop import BACKENDS, request_defaults
 
@@ -564,6 +565,9 @@ def builder(port: int) -> None:
             f"rlv builder needs the web extra: pip install 'rl-verifier[web]' ({exc})"
         ) from None
     serve(port, lambda bound: click.echo(f"rlv builder: http://127.0.0.1:{bound}/"))
+
+
+cli.add_command(reward_server)  # options and server: rl_verifier.reward_server
 
 
 @cli.command(epilog="Example: rlv report runs/demo-20261129-173651")

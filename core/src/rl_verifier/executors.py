@@ -175,7 +175,14 @@ class ProcessExecutor(Executor):
             worker = await self._take()
             if worker is None:
                 return Verdict.failed("could not start a verifier worker process")
-            verdict, healthy = await self._run_on(worker, verifier, opening, task, completion)
+            try:
+                verdict, healthy = await self._run_on(worker, verifier, opening, task, completion)
+            except asyncio.CancelledError:
+                # The caller gave up (a client went away): the worker may be mid-check, so
+                # it is killed with everything it started rather than left running.
+                self._all.discard(worker)
+                self._reap(worker)
+                raise
             if healthy:
                 self._idle.append(worker)
             else:
@@ -226,10 +233,7 @@ class ProcessExecutor(Executor):
         try:
             return await asyncio.wait_for(worker.request(message), timeout_s)
         except TimeoutError:
-            worker.kill()
-            reaper = asyncio.get_running_loop().create_task(worker.shutdown())
-            self._reapers.add(reaper)
-            reaper.add_done_callback(self._reapers.discard)
+            self._reap(worker)
             return Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
         except WorkerDied:
             worker.kill()
@@ -237,6 +241,13 @@ class ProcessExecutor(Executor):
         except (json.JSONDecodeError, asyncio.LimitOverrunError, ValueError) as exc:
             worker.kill()
             return Verdict.failed(f"unreadable answer from verifier worker: {describe(exc)}")
+
+    def _reap(self, worker: Worker) -> None:
+        """Kill a worker (process group and all) now and wait for it in the background."""
+        worker.kill()
+        reaper = asyncio.get_running_loop().create_task(worker.shutdown())
+        self._reapers.add(reaper)
+        reaper.add_done_callback(self._reapers.discard)
 
     async def stop(self) -> None:
         workers, self._all, self._idle = list(self._all), set(), []

@@ -1,0 +1,186 @@
+"""The reward server's Starlette app: two scoring endpoints, health and metrics.
+
+Each scoring request goes: token (middleware) -> admission (429 when full) -> body within
+its limit (413) -> parse (400) -> score by the deadline, cancelled if the client leaves
+-> answer. Errors are JSON ``{"error": ...}`` without a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from rl_verifier import __version__
+from rl_verifier.contracts import Score, VerifierRef
+from rl_verifier.errors import UserError
+from rl_verifier.reward_server.admission import Admission, Overloaded, TooLarge
+from rl_verifier.reward_server.auth import RequireToken
+from rl_verifier.reward_server.metrics import Metrics
+from rl_verifier.reward_server.scoring import score_batch, unless_disconnected
+from rl_verifier.reward_server.settings import ServerOptions
+from rl_verifier.reward_server.wire import (
+    Batch,
+    openrlhf_answer,
+    openrlhf_batch,
+    read_body,
+    typed_answer,
+    typed_batch,
+)
+from rl_verifier.scorer import Scorer
+
+log = logging.getLogger("rl_verifier.reward_server")
+
+TYPED_PATH = "/v1/score"
+OPENRLHF_PATH = "/get_reward"
+OFF_LOOP_BYTES = 256 * 1024  # parse or encode bigger bodies on a thread
+CLIENT_CLOSED = 499  # nginx's code for a request whose client went away
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How one scoring endpoint reads its body and writes its answer."""
+
+    path: str
+    parse: Callable[[bytes], Batch]
+    answer: Callable[[list[Score]], bytes]
+
+
+def _error(message: str, status: int, **headers: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
+
+async def _maybe_off_loop(size: int, call: Callable[[], object]) -> object:
+    if size < OFF_LOOP_BYTES:
+        return call()
+    return await asyncio.to_thread(call)
+
+
+class RewardService:
+    """One scorer behind the endpoints, with the server's budgets and counters."""
+
+    def __init__(self, scorer: Scorer, options: ServerOptions) -> None:
+        reward = scorer.reward
+        if reward is None:
+            raise UserError("the reward server needs a reward spec (--reward)")
+        self.scorer = scorer
+        self.ref: VerifierRef = reward.ref
+        self.options = options
+        self.limits = options.limits
+        self.admission = Admission(options.limits)
+        self.metrics = Metrics()
+
+    async def score(self, request: Request, endpoint: Endpoint) -> Response:
+        started = time.perf_counter()
+        response = await self._score(request, endpoint)
+        seconds = time.perf_counter() - started
+        self.metrics.request(endpoint.path, response.status_code, seconds)
+        return response
+
+    async def _score(self, request: Request, endpoint: Endpoint) -> Response:
+        try:
+            with self.admission.request() as ticket:
+                raw = await read_body(request, self.limits.max_body_bytes, ticket)
+                batch = await _maybe_off_loop(len(raw), lambda: endpoint.parse(raw))
+                assert isinstance(batch, Batch)
+                ticket.admit(len(batch.samples))
+                deadline = min(batch.deadline_s or self.limits.deadline_s, self.limits.deadline_s)
+                work = score_batch(self.scorer, self.ref, batch.samples, deadline, batch.problems)
+                answered, scores = await unless_disconnected(work, request.receive)
+                if not answered or scores is None:
+                    self.metrics.disconnects += 1
+                    log.info("%s: client went away; its batch was cancelled", endpoint.path)
+                    return Response(status_code=CLIENT_CLOSED)
+                self.admission.finished(len(scores))
+                self.metrics.scores(scores)
+                body = await _maybe_off_loop(len(raw), lambda: endpoint.answer(scores))
+                assert isinstance(body, bytes)
+                return Response(body, media_type="application/json")
+        except Overloaded as exc:
+            return _error(f"{exc}; retry later", 429, **{"Retry-After": str(exc.retry_after_s)})
+        except TooLarge as exc:
+            return _error(str(exc), 413)
+        except UserError as exc:
+            return _error(str(exc), 400)
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    async def info(self, request: Request) -> Response:
+        limits = self.limits
+        return JSONResponse(
+            {
+                "reward": self.options.spec,
+                "verifier": self.ref.model_dump(),
+                "executor": self.options.executor,
+                "failed_reward": self.options.failed_reward,
+                "limits": {
+                    "max_body_bytes": limits.max_body_bytes,
+                    "max_pending_samples": limits.max_pending_samples,
+                    "max_pending_bytes": limits.max_pending_bytes,
+                    "deadline_s": limits.deadline_s,
+                },
+            }
+        )
+
+    async def metrics_page(self, request: Request) -> Response:
+        admission = self.admission
+        text = self.metrics.render(
+            admission.pending_samples, admission.held_bytes, admission.open_requests
+        )
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
+
+
+def build_app(
+    scorer: Scorer, options: ServerOptions, on_ready: Callable[[], Awaitable[None]] | None = None
+) -> Starlette:
+    """The app; the scorer is closed (its workers stopped) when the server shuts down,
+    after in-flight requests are answered."""
+    service = RewardService(scorer, options)
+    typed = Endpoint(TYPED_PATH, typed_batch, typed_answer)
+    failed = options.failed_reward
+    openrlhf = Endpoint(OPENRLHF_PATH, openrlhf_batch, lambda s: openrlhf_answer(s, failed))
+
+    def scoring(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+        async def handler(request: Request) -> Response:
+            return await service.score(request, endpoint)
+
+        return handler
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if on_ready is not None:
+            await on_ready()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(scorer.close)
+
+    app = Starlette(
+        routes=[
+            Route(TYPED_PATH, scoring(typed), methods=["POST"]),
+            Route(OPENRLHF_PATH, scoring(openrlhf), methods=["POST"]),
+            Route("/healthz", service.healthz),
+            Route("/v1/info", service.info),
+            Route("/metrics", service.metrics_page),
+        ],
+        middleware=[
+            Middleware(
+                RequireToken,
+                token=options.token,
+                on_refusal=lambda path: service.metrics.request(path, 401),
+            )
+        ],
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    return app
