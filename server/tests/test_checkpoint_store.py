@@ -1,14 +1,17 @@
-"""The checkpoint store: whole checkpoints appear atomically; a killed write is undone."""
+"""The checkpoint store: whole checkpoints appear atomically; a killed write or delete is
+undone or finished; TTLs expire checkpoints."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from rl_verifier.errors import UserError
-from rl_verifier_server.checkpoint_store import META, CheckpointRef, CheckpointStore
+from rl_verifier_server.checkpoint_store import META, CheckpointRef, CheckpointStore, check_ttl
+from rl_verifier_server.errors import StatusError
 
 RUN = "s1:train:0"
 
@@ -102,3 +105,85 @@ def test_recover_drops_the_old_copy_once_the_new_one_is_in_place(tmp_path: Path)
     store.recover()
     assert (folder / "adapter.bin").read_text() == "new"
     assert sorted(p.name for p in folder.parent.iterdir()) == ["step-1"]
+
+
+class Clock:
+    """A wall clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_a_ttl_expires_the_checkpoint_from_listings_loads_and_then_disk(tmp_path: Path) -> None:
+    clock = Clock()
+    store = CheckpointStore(tmp_path, now=clock)
+    ref = CheckpointRef.of(RUN, "weights", "rolling")
+    with store.writing(ref, {"user_metadata": {"k": "v"}}, False, ttl_seconds=7200) as staging:
+        staging.mkdir()
+    save(store, "kept", "forever")
+    [listed] = [c for c in store.listing() if c["tinker_path"] == ref.uri]
+    assert listed["expires_at"] == (clock.now + timedelta(seconds=7200)).isoformat()
+    assert listed["user_metadata"] == {"k": "v"}
+    assert store.expired() == []
+
+    clock.now += timedelta(seconds=7200)
+    assert names(store) == {"kept"}
+    with pytest.raises(UserError, match=r"no checkpoint at .*expired"):
+        store.read_meta(ref)
+    assert store.expired() == [ref]
+    store.delete(ref)
+    assert not store.directory(ref).exists()
+    assert store.expired() == []
+
+
+def test_set_ttl_moves_or_removes_the_expiry(tmp_path: Path) -> None:
+    clock = Clock()
+    store = CheckpointStore(tmp_path, now=clock)
+    folder = save(store, "a", "one")
+    ref = CheckpointRef.of(RUN, "weights", "a")
+    store.set_ttl(ref, 3600)
+    assert (
+        json.loads((folder / META).read_text())["expires_at"]
+        == (clock.now + timedelta(hours=1)).isoformat()
+    )
+    store.set_ttl(ref, None)
+    clock.now += timedelta(days=3650)
+    assert names(store) == {"a"}
+
+
+@pytest.mark.parametrize("ttl", [0, 3599, 10 * 366 * 86400, 1.5, "3600", True])
+def test_ttls_outside_the_hosted_range_are_refused(ttl: object) -> None:
+    with pytest.raises(UserError, match="ttl_seconds"):
+        check_ttl(ttl)
+
+
+def test_deleting_is_all_or_nothing_and_a_missing_checkpoint_is_a_404(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "a", "one")
+    ref = CheckpointRef.of(RUN, "weights", "a")
+
+    def killed(point: str, subject: str = "") -> None:
+        raise KeyboardInterrupt(point)  # the process dies right after the move
+
+    monkeypatch.setattr("rl_verifier_server.checkpoint_store.pause_point", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.delete(ref)
+    assert names(store) == set()  # already gone from listings ...
+    store.recover()  # ... and the next start finishes the deletion
+    assert sorted(p.name for p in folder.parent.iterdir()) == []
+    with pytest.raises(StatusError, match="no checkpoint") as refused:
+        store.delete(ref)
+    assert refused.value.status == 404
+
+
+def test_recover_never_resurrects_a_deleted_checkpoint_named_like_a_marker(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    folder = save(store, "x.old-y", "one")
+    folder.rename(folder.parent / ".x.old-y.del-1234abcd")
+    store.recover()
+    assert sorted(p.name for p in folder.parent.iterdir()) == []

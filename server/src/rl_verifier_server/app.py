@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from rl_verifier.errors import UserError
 from rl_verifier_server import handlers, session_calls
+from rl_verifier_server.access_log import LogFailures
 from rl_verifier_server.auth import RequireApiKey
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.http_io import error
@@ -23,7 +24,8 @@ from rl_verifier_server.service import Service
 Handler = Callable[[Service, Request], Awaitable[Response]]
 
 V1 = "/api/v1"
-GET, POST = ("GET",), ("POST",)
+GET, POST, PUT, DELETE = ("GET",), ("POST",), ("PUT",), ("DELETE",)
+CHECKPOINT = f"{V1}/training_runs/{{run_id}}/checkpoints/{{kind}}/{{name}}"
 ROUTES: tuple[tuple[str, tuple[str, ...], Handler], ...] = (
     (f"{V1}/healthz", ("GET", "POST"), handlers.healthz),
     ("/healthz", GET, handlers.healthz),
@@ -40,6 +42,11 @@ ROUTES: tuple[tuple[str, tuple[str, ...], Handler], ...] = (
     (f"{V1}/save_weights", POST, handlers.save_weights),
     (f"{V1}/save_weights_for_sampler", POST, handlers.save_weights_for_sampler),
     (f"{V1}/load_weights", POST, handlers.load_weights),
+    (f"{V1}/save_weights_external", POST, handlers.save_weights_external),
+    (CHECKPOINT, DELETE, handlers.delete_checkpoint),
+    (f"{CHECKPOINT}/ttl", PUT, handlers.checkpoint_ttl),
+    (f"{CHECKPOINT}/external_weights_urls", GET, handlers.external_weights_urls),
+    (f"{V1}/downloads/{{run_id}}/{{name}}/{{file}}", GET, handlers.download),
     (f"{V1}/create_sampling_session", POST, handlers.create_sampling_session),
     (f"{V1}/samplers/{{sampler_id}}", GET, handlers.get_sampler),
     (f"{V1}/asample", POST, handlers.asample),
@@ -91,7 +98,7 @@ def build_app(
         yield
         housekeeping.cancel()
 
-    middleware = [Middleware(RequireApiKey, keys=tuple(api_keys))]
+    middleware = [Middleware(LogFailures), Middleware(RequireApiKey, keys=tuple(api_keys))]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.add_exception_handler(404, unknown_route)
     app.add_exception_handler(405, wrong_method)

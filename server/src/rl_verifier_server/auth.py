@@ -22,6 +22,7 @@ from rl_verifier.errors import UserError
 KEY_HEADER = b"x-api-key"
 KEYS_VARIABLE = "RLV_SERVE_API_KEYS"
 OPEN_PATHS = frozenset({"/healthz", "/api/v1/healthz"})
+SIGNED_PREFIX = "/api/v1/downloads/"  # signed URLs: the signature is the authorization
 KEY_FORM = re.compile(r"tml-[\x21-\x2b\x2d-\x7e]+")  # printable ASCII, no space or comma
 
 
@@ -68,7 +69,13 @@ class RequireApiKey:
         self.keys = tuple(key.encode() for key in keys)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or scope["path"] in OPEN_PATHS:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or not self.keys
+            or path in OPEN_PATHS
+            or path.startswith(SIGNED_PREFIX)
+        ):
             await self.app(scope, receive, send)
             return
         presented = next((v for k, v in scope["headers"] if k.lower() == KEY_HEADER), None)

@@ -1,17 +1,23 @@
-"""Tinker's checkpoint calls: save a training client's state or a sampler snapshot under a
-``tinker://`` path, and load one into an existing or a new training client."""
+"""Tinker's checkpoint calls: save a training client's state, a sampler snapshot or an
+export of its weights under a ``tinker://`` path, and load one into an existing or a new
+training client. Saves take the client's ``ttl_seconds`` and ``user_metadata``."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier.errors import UserError
 from rl_verifier_server import fields
-from rl_verifier_server.checkpoint_store import CheckpointRef
+from rl_verifier_server.checkpoint_store import CheckpointRef, check_ttl
+from rl_verifier_server.export import parse_recipients, write_export
 from rl_verifier_server.futures import Outcome
 from rl_verifier_server.runtime import LoraSpec
 from rl_verifier_server.sampler_table import ClientSampler
 from rl_verifier_server.service import Service
+from rl_verifier_server.training_calls import record_run
 from rl_verifier_server.training_clients import TrainingClient, slot
 
 if TYPE_CHECKING:
@@ -25,11 +31,13 @@ def save_weights(service: Service, request: dict[str, Any]) -> str:
         name = fields.text(request, "path", f"seq{seq_id}")
         ref = CheckpointRef.of(client.model_id, "weights", name)
         overwrite = fields.flag(request, "overwrite", False)
+        ttl = check_ttl(request.get("ttl_seconds"))
+        record = _record(client, request)
         service.store.directory(ref)
 
     def work() -> Outcome:
         client.check_live()
-        with service.store.writing(ref, _record(client), overwrite) as staging:
+        with service.store.writing(ref, record, overwrite, ttl) as staging:
             client.host.trainers.save_state(client.adapter, staging, with_optimizer=True)
         return Outcome(json={"path": ref.uri, "type": "save_weights"})
 
@@ -42,6 +50,8 @@ def save_weights_for_sampler(service: Service, request: dict[str, Any]) -> str:
     with client.checking(seq_id):
         name = fields.text(request, "path", None)
         sampler_seq = fields.integer(request, "sampling_session_seq_id", None, minimum=0)
+        ttl = check_ttl(request.get("ttl_seconds"))
+        record = _record(client, request)
         if name is not None:
             ref = CheckpointRef.of(client.model_id, "sampler_weights", name)
             service.store.directory(ref)
@@ -53,7 +63,7 @@ def save_weights_for_sampler(service: Service, request: dict[str, Any]) -> str:
         client.check_live()
         sampler_slot = slot("p", ref.uri)
         try:
-            with service.store.writing(ref, _record(client), overwrite=True) as staging:
+            with service.store.writing(ref, record, True, ttl) as staging:
                 host.snapshot_sampler(client.adapter, sampler_slot, staging)
         except BaseException:
             if host.snapshots.has(sampler_slot):
@@ -74,6 +84,32 @@ def save_weights_for_sampler(service: Service, request: dict[str, Any]) -> str:
 
     work = save_named if name is not None else snapshot
     return service.clients.submit(client, seq_id, "SaveWeightsForSampler", work)
+
+
+def save_weights_external(service: Service, request: dict[str, Any]) -> str:
+    """The client's adapter as a standard peft adapter (``export``), to download."""
+    client = service.clients.use(request.get("model_id"))
+    seq_id = fields.integer(request, "seq_id")
+    with client.checking(seq_id):
+        ref = CheckpointRef.of(client.model_id, "external_weights", fields.text(request, "path"))
+        ttl = check_ttl(request.get("ttl_seconds"))
+        recipients = parse_recipients(request.get("age_encryption_recipients"))
+        record = {**_record(client, request), "encrypted": bool(recipients)}
+        service.store.directory(ref)
+
+    def work() -> Outcome:
+        client.check_live()
+        adapter = Path(tempfile.mkdtemp(prefix="rlv-export-"))
+        try:
+            client.host.trainers.save_state(client.adapter, adapter, with_optimizer=False)
+            with service.store.writing(ref, record, True, ttl) as staging:
+                write_export(adapter, staging, client.base_model, recipients)
+        finally:
+            shutil.rmtree(adapter, ignore_errors=True)
+        size = sum(p.stat().st_size for p in service.store.directory(ref).iterdir())
+        return Outcome(json={"path": ref.uri, "size_bytes": size, "type": "save_weights_external"})
+
+    return service.clients.submit(client, seq_id, "SaveWeightsExternal", work)
 
 
 def load_weights(service: Service, request: dict[str, Any]) -> str:
@@ -103,12 +139,14 @@ def _load_into_new_client(service: Service, request: dict[str, Any], with_optimi
     base_request = fields.text(request, "base_model", None)
     if base_request is not None:
         service.hosts.check(base_request)
+    user_metadata = fields.metadata(request)
 
     def make() -> tuple[str, ModelHost, LoraSpec]:
         base = base_request or service.store.read_meta(ref)["base_model"]
         host = service.hosts.get(base)
         directory = service.store.directory(ref)
         spec = host.trainers.create_from_state(slot("m", model_id), directory, with_optimizer)
+        record_run(service, model_id, base, spec, user_metadata)
         return base, host, spec
 
     answer = {"path": ref.uri, "model_id": model_id}
@@ -119,12 +157,17 @@ def _load_into_new_client(service: Service, request: dict[str, Any], with_optimi
 def _checkpoint_ref(service: Service, path: object, with_optimizer: bool) -> CheckpointRef:
     """The checkpoint a request names; with the optimizer, it must be a training one."""
     ref = CheckpointRef.parse(path)
-    service.store.directory(ref)
+    service.store.read_meta(ref)
     if with_optimizer and ref.kind != "weights":
         raise UserError(f"{ref.uri} holds sampler weights only, no optimizer state")
     return ref
 
 
-def _record(client: TrainingClient) -> dict[str, Any]:
+def _record(client: TrainingClient, request: dict[str, Any]) -> dict[str, Any]:
     """What the checkpoint store records beside the adapter files."""
-    return {"base_model": client.base_model, "lora": client.spec.to_json(), "run": client.model_id}
+    return {
+        "base_model": client.base_model,
+        "lora": client.spec.to_json(),
+        "run": client.model_id,
+        "user_metadata": fields.metadata(request),
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -101,3 +102,20 @@ def stop_condition(stop: object) -> str | list[str] | list[int] | None:
     if isinstance(stop, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in stop):
         return [int(s) for s in stop]
     raise UserError("'stop' must be a string, a list of strings or a list of token ids")
+
+
+MAX_METADATA_BYTES = 64 * 1024
+
+
+def metadata(data: dict[str, Any], key: str = "user_metadata") -> dict[str, str] | None:
+    """A client's metadata: string keys, each value kept as a string (other JSON values as
+    their JSON text), at most ``MAX_METADATA_BYTES`` in all."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise UserError(f"'{key}' must be an object, got {type(value).__name__}")
+    result = {k: v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
+    if len(json.dumps(result)) > MAX_METADATA_BYTES:
+        raise UserError(f"'{key}' is larger than {MAX_METADATA_BYTES // 1024} KiB")
+    return result

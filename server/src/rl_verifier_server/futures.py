@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -10,6 +11,8 @@ from typing import Any
 
 LONG_POLL_S = 25.0  # the SDK waits 45 s for one poll and re-polls at once on try_again
 KEEP_RESULTS_S = 3600.0
+
+log = logging.getLogger("rl_verifier_server")
 
 
 @dataclass
@@ -47,6 +50,14 @@ class FutureTable:
         if item is not None and item.outcome is None:
             item.outcome = outcome
             item.done.set()
+            if outcome.error is not None:
+                log.warning(
+                    "%s request %s failed (%s error): %s",
+                    item.kind,
+                    request_id,
+                    outcome.category,
+                    outcome.error,
+                )
 
     def known(self, request_id: str) -> bool:
         return request_id in self._items

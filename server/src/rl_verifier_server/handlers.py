@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 
 from rl_verifier_server import (
     __version__,
     checkpoint_calls,
+    checkpoint_lifecycle,
     listing,
     sampling_calls,
     session_calls,
@@ -129,6 +130,33 @@ async def load_weights(service: Service, request: Request) -> Response:
     return future(checkpoint_calls.load_weights(service, await read(service, request)))
 
 
+async def save_weights_external(service: Service, request: Request) -> Response:
+    body = await read(service, request)
+    return future(checkpoint_calls.save_weights_external(service, body))
+
+
+async def delete_checkpoint(service: Service, request: Request) -> Response:
+    await checkpoint_lifecycle.delete(service, checkpoint_lifecycle.ref_of(request))
+    return JSONResponse({})
+
+
+async def checkpoint_ttl(service: Service, request: Request) -> Response:
+    ref = checkpoint_lifecycle.ref_of(request)
+    checkpoint_lifecycle.set_ttl(service, ref, await read(service, request))
+    return JSONResponse({})
+
+
+async def external_weights_urls(service: Service, request: Request) -> Response:
+    ref = checkpoint_lifecycle.ref_of(request)
+    base_url = str(request.base_url).rstrip("/")
+    return JSONResponse(checkpoint_lifecycle.download_urls(service, ref, base_url))
+
+
+async def download(service: Service, request: Request) -> Response:
+    path = checkpoint_lifecycle.download_path(service, request)
+    return FileResponse(path, media_type="application/octet-stream")
+
+
 # Sampling and futures ---------------------------------------------------------------------
 
 
@@ -168,6 +196,7 @@ async def retrieve_future(service: Service, request: Request) -> Response:
 
 
 async def training_runs(service: Service, request: Request) -> Response:
+    checkpoint_lifecycle.sweep_soon(service)
     runs = listing.training_runs(service.store, service.clients.live)
     offset, count = page(request, 20)
     cursor = {"offset": offset, "limit": count, "total_count": len(runs)}
@@ -180,11 +209,13 @@ async def training_run(service: Service, request: Request) -> Response:
 
 
 async def run_checkpoints(service: Service, request: Request) -> Response:
+    checkpoint_lifecycle.sweep_soon(service)
     items = service.store.listing(request.path_params["run_id"])
     return JSONResponse({"checkpoints": items, "cursor": None})
 
 
 async def user_checkpoints(service: Service, request: Request) -> Response:
+    checkpoint_lifecycle.sweep_soon(service)
     items = service.store.listing()
     offset, count = page(request, 100)
     cursor = {"offset": offset, "limit": count, "total_count": len(items)}

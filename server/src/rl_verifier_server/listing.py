@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier.errors import UserError
-from rl_verifier_server.checkpoint_store import CheckpointRef, CheckpointStore
+from rl_verifier_server.checkpoint_store import KINDS, CheckpointRef, CheckpointStore
+from rl_verifier_server.errors import StatusError
 from rl_verifier_server.names import check_name
 
 if TYPE_CHECKING:
@@ -18,13 +20,17 @@ def training_run(
 ) -> dict[str, Any]:
     check_name(run_id, "training run id")
     client = clients.get(run_id)
+    record = store.read_run(run_id) or {}
     checkpoints = store.listing(run_id)
-    if client is None and not checkpoints:
-        raise UserError(f"unknown training run '{run_id}'")
+    if client is None and not record and not checkpoints:
+        raise StatusError(f"unknown training run '{run_id}'", status=404)
     if client is not None:
         base, rank, last = client.base_model, client.spec.rank, client.last_request_time
+    elif record:
+        base, rank = record["base_model"], record["lora"]["rank"]
+        last = checkpoints[0]["time"] if checkpoints else record["created"]
     else:
-        meta = store.read_meta(CheckpointRef.parse(checkpoints[0]["tinker_path"]))
+        meta = store.read_meta(CheckpointRef.parse(checkpoints[0]["tinker_path"], KINDS))
         base, rank, last = meta["base_model"], meta["lora"]["rank"], checkpoints[0]["time"]
     training = [c for c in checkpoints if c["checkpoint_type"] == "training"]
     sampler = [c for c in checkpoints if c["checkpoint_type"] == "sampler"]
@@ -38,6 +44,7 @@ def training_run(
         "last_request_time": last,
         "last_checkpoint": training[0] if training else None,
         "last_sampler_checkpoint": sampler[0] if sampler else None,
+        "user_metadata": record.get("user_metadata"),
     }
 
 
@@ -45,7 +52,10 @@ def training_runs(
     store: CheckpointStore, clients: Mapping[str, TrainingClient]
 ) -> list[dict[str, Any]]:
     runs = set(clients)
-    runs |= {c["tinker_path"].split("/")[2] for c in store.listing()}
+    for run in store.run_ids():
+        with contextlib.suppress(UserError):  # a folder no client could have named
+            if store.read_run(run) is not None or store.listing(run):
+                runs.add(run)
     return [training_run(store, clients, run) for run in sorted(runs)]
 
 

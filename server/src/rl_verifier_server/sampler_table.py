@@ -55,6 +55,10 @@ class SamplerTable:
         self._items.move_to_end(sampler_id)
         return sampler
 
+    def using(self, model_path: str) -> list[ClientSampler]:
+        """The samplers whose weights come from the checkpoint at ``model_path``."""
+        return [s for s in list(self._items.values()) if s.model_path == model_path]
+
     def of_session(self, session_id: str) -> list[str]:
         return [s.sampler_id for s in list(self._items.values()) if s.session_id == session_id]
 

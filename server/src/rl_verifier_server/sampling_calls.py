@@ -83,7 +83,7 @@ def _source(service: Service, request: dict[str, Any]) -> Source:
     base_model = fields.text(request, "base_model", None)
     ref = CheckpointRef.parse(path) if path else None
     if ref is not None:
-        service.store.directory(ref)
+        service.store.read_meta(ref)
     if base_model is not None:
         service.hosts.check(base_model)
     if ref is None and not base_model:

@@ -68,6 +68,7 @@ def run_server(
     except UserError:
         sock.close()
         raise
+    configure_logging()
     service = Service(data_dir, device, limits=limits, models=AllowedModels(preload, models_dir))
     service.store.recover()
 
@@ -96,6 +97,17 @@ def run_server(
     finally:
         service.close()
         lock.close()
+
+
+def configure_logging() -> None:
+    """The server's own messages (failed requests, ended sessions, expired checkpoints) on
+    stderr, once."""
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s rlv serve %(levelname)s %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 def lock_data_dir(data_dir: Path) -> IO[str]:

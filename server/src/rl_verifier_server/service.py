@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rl_verifier_server.checkpoint_store import CheckpointStore
 from rl_verifier_server.compute import ComputeThread
+from rl_verifier_server.downloads import UrlSigner
 from rl_verifier_server.futures import FutureTable
 from rl_verifier_server.limits import Limits
 from rl_verifier_server.models import AllowedModels, ModelHosts
@@ -46,6 +47,7 @@ class Service:
         )
         self.samplers = SamplerTable(self.limits.max_samplers)
         self.stability = StabilityRecords()
+        self.signer = UrlSigner()
 
     def close(self) -> None:
         self.compute.close()

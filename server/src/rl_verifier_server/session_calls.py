@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from rl_verifier_server import checkpoint_lifecycle
 from rl_verifier_server.names import check_name
 from rl_verifier_server.service import Service
 from rl_verifier_server.sessions import Session
@@ -49,8 +50,13 @@ def end_idle_sessions(service: Service) -> int:
 
 
 async def housekeeping(service: Service) -> None:
-    """End idle sessions, now and then, for as long as the server runs."""
+    """End idle sessions and delete expired checkpoints, now and then, for as long as the
+    server runs."""
     interval = max(1.0, min(30.0, service.sessions.timeout_s / 4))
     while True:
         await asyncio.sleep(interval)
         end_idle_sessions(service)
+        try:
+            await service.compute.run(lambda: checkpoint_lifecycle.expire(service))
+        except Exception:  # a failed sweep is retried next time round
+            log.exception("sweeping expired checkpoints failed")

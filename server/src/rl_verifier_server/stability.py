@@ -149,8 +149,7 @@ class StabilityRecords:
         total = sum(span.length for span in spans)
         if total != tokens.shape[0]:
             raise UserError(
-                f"{what}: provenance runs cover {total} positions, the field has "
-                f"{tokens.shape[0]}"
+                f"{what}: provenance runs cover {total} positions, the field has {tokens.shape[0]}"
             )
         position = 0
         for span in spans:

@@ -6,18 +6,25 @@ point (for that subject, e.g. a checkpoint name), writes the point's name to the
 known moment instead of sleeping and hoping. Points: ``optim_step`` (inside a step),
 ``checkpoint.write`` (adapter weights written, the rest not yet), ``save_state.swap``
 (overwriting: the old checkpoint moved aside, the new one not yet in place).
+
+``wall_clock`` is the time checkpoint expiry is judged by: now, shifted by the number of
+seconds in the file ``RLV_SERVE_TEST_CLOCK_FILE`` when that variable is set, so a test can
+let a checkpoint's TTL run out without waiting for it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rl_verifier.atomic import write_text
 
 PAUSE_VARIABLE = "RLV_SERVE_TEST_PAUSE"
 SIGNAL_FILE_VARIABLE = "RLV_SERVE_TEST_PAUSE_FILE"
+CLOCK_FILE_VARIABLE = "RLV_SERVE_TEST_CLOCK_FILE"
 
 
 def pause_point(point: str, subject: str = "") -> None:
@@ -32,3 +39,12 @@ def pause_point(point: str, subject: str = "") -> None:
         write_text(Path(signal_file), point)
     while True:
         time.sleep(3600)
+
+
+def wall_clock() -> datetime:
+    now = datetime.now(UTC)
+    shift_file = os.environ.get(CLOCK_FILE_VARIABLE)
+    if shift_file:
+        with contextlib.suppress(OSError, ValueError):
+            now += timedelta(seconds=float(Path(shift_file).read_text()))
+    return now

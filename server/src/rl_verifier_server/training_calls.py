@@ -11,6 +11,7 @@ from rl_verifier_server import fields
 from rl_verifier_server.futures import Outcome
 from rl_verifier_server.runtime import AdamParams, LoraSpec
 from rl_verifier_server.service import Service
+from rl_verifier_server.sessions import now_iso
 from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.training_clients import slot
 from rl_verifier_server.wire import decode_forward_backward, encode_forward_backward
@@ -40,15 +41,34 @@ def create_model(service: Service, request: dict[str, Any]) -> str:
         raise UserError(f"optimizer '{optimizer}' is not supported; use adamw")
     base = request.get("base_model")
     service.hosts.check(base)
+    user_metadata = fields.metadata(request)
 
     def make() -> tuple[str, ModelHost, LoraSpec]:
         host = service.hosts.get(base)
         host.trainers.create(slot("m", model_id), spec)
+        record_run(service, model_id, str(base), spec, user_metadata)
         return str(base), host, spec
 
     answer = {"model_id": model_id, "type": "create_model"}
     work = service.clients.creation(model_id, session, make, answer)
     return service.compute.submit("CreateModel", work)
+
+
+def record_run(
+    service: Service,
+    model_id: str,
+    base: str,
+    spec: LoraSpec,
+    user_metadata: dict[str, str] | None,
+) -> None:
+    """What ``get_training_run`` answers about this run, also after a restart."""
+    record = {
+        "base_model": base,
+        "lora": spec.to_json(),
+        "user_metadata": user_metadata,
+        "created": now_iso(),
+    }
+    service.store.write_run(model_id, record)
 
 
 def get_info(service: Service, request: dict[str, Any]) -> dict[str, Any]:

@@ -72,6 +72,15 @@ class SnapshotCache:
         """The caller moved the snapshot's folder to ``directory``."""
         self._get(sampler_id).directory = Path(directory)
 
+    def detach(self, sampler_id: str) -> None:
+        """The snapshot's folder is about to go away: hold its weights in memory now, and
+        in the private spill folder once evicted, so the sampler keeps working."""
+        snapshot = self._get(sampler_id)
+        if snapshot.spilled or snapshot.directory is None:
+            return
+        self.resident_lora(sampler_id)
+        snapshot.directory = None
+
     def has(self, sampler_id: str) -> bool:
         return sampler_id in self._items
 
