@@ -189,3 +189,13 @@ def test_batch_variant_can_score_failures_as_zero() -> None:
         workers=2,
     )
     assert [r["score"] for r in results] == pytest.approx(EXPECTED)
+
+
+def test_references_from_verl_fields() -> None:
+    from rl_verifier.integrations.verl import make_task
+
+    assert make_task("code", '{"tests": "t"}', None).reference == {"tests": "t"}
+    assert make_task("s", {"a": None, "b": 2}, None).reference == {"b": 2}
+    task = make_task("s", "5", {"index": 3, "question": "q", "reference": {"x": None, "k": 1}})
+    assert task.reference == {"answer": "5", "k": 1}
+    assert task.id == "s:3" and task.prompt == "q"

@@ -84,16 +84,18 @@ def scorer_for(
         return _scorers[key]
 
 
-def make_task(data_source: str, ground_truth: Any, extra_info: Mapping[str, Any] | None) -> Task:
-    """A task from verl's fields: a mapping ``ground_truth`` is the reference, anything
-    else is ``reference.answer``; ``extra_info.reference`` adds keys, and
-    ``extra_info.prompt`` (or ``question``) is the prompt."""
+def make_task(
+    data_source: str, ground_truth: Any, extra_info: Mapping[str, Any] | None
+) -> Task:
+    """A task from verl's fields: ``ground_truth`` is the reference when it is a mapping
+    (or a string holding a JSON object), else ``reference.answer``;
+    ``extra_info.reference`` adds keys (``None`` values, which parquet gives the keys
+    other rows have, are left out); ``extra_info.prompt`` (or ``question``) is the
+    prompt."""
     info = dict(extra_info or {})
-    reference = (
-        dict(ground_truth) if isinstance(ground_truth, Mapping) else {"answer": ground_truth}
-    )
+    reference = reference_of(ground_truth)
     if isinstance(info.get("reference"), Mapping):
-        reference.update(info["reference"])
+        reference.update({k: v for k, v in info["reference"].items() if v is not None})
     prompt = info.get("prompt", info.get("question", ""))
     prompt = prompt if isinstance(prompt, str | list) else str(prompt)
     index = info.get("index")
@@ -103,6 +105,21 @@ def make_task(data_source: str, ground_truth: Any, extra_info: Mapping[str, Any]
         else prompt_id([data_source, prompt, reference])
     )
     return Task.model_validate({"id": task_id, "prompt": prompt, "reference": reference})
+
+
+def reference_of(ground_truth: Any) -> dict[str, Any]:
+    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(ground_truth)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    if isinstance(ground_truth, Mapping):
+        return {k: v for k, v in ground_truth.items() if v is not None}
+    if ground_truth is None or ground_truth == "":
+        return {}
+    return {"answer": ground_truth}
 
 
 def result(
