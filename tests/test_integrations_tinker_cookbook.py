@@ -116,7 +116,7 @@ def test_timeouts_are_masked_and_neutral_in_the_cookbooks_own_data_processing(
 def rlv_serve(tmp_path: Path) -> Iterator[str]:
     """A local ``rlv serve`` with the built-in model on a free port."""
     port_file = tmp_path / "port"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RLV_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     child = subprocess.Popen(
         [
             sys.executable,
@@ -127,6 +127,8 @@ def rlv_serve(tmp_path: Path) -> Iterator[str]:
             "0",
             "--port-file",
             str(port_file),
+            "--data-dir",
+            str(tmp_path / "server"),
         ],
         env=env,
         stdout=subprocess.DEVNULL,
