@@ -9,18 +9,21 @@ lists these sources; no client chooses an arbitrary server directory.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rl_verifier.errors import UserError
+from rl_verifier_server.hf_cache import publish
 from rl_verifier_server.tiny_model import TINY_MODEL_NAME, builtin_models, ensure_tiny_model
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
 
 CONFIG_FILE = "config.json"
+log = logging.getLogger("rl_verifier_server")
 
 
 @dataclass(frozen=True)
@@ -30,9 +33,16 @@ class ModelSource:
 
 
 def resolve(name: str) -> ModelSource:
-    """The operator's view: map a model name to a local directory, or raise saying why not."""
+    """The operator's view: map a model name to a local directory, or raise saying why not.
+    The built-in model is also published to the local Hugging Face cache under its name
+    (``hf_cache``), so clients' own Hugging Face loaders find it offline."""
     if name == TINY_MODEL_NAME:
-        return ModelSource(name, ensure_tiny_model())
+        directory = ensure_tiny_model()
+        try:
+            publish(directory, TINY_MODEL_NAME)
+        except OSError as exc:
+            log.warning("could not publish %s to the Hugging Face cache: %s", name, exc)
+        return ModelSource(name, directory)
     path = Path(name).expanduser()
     if path.is_dir() and (path / CONFIG_FILE).exists():
         return ModelSource(name, path.resolve())
