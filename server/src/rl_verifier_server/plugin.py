@@ -1,4 +1,5 @@
-"""Adds ``rlv serve`` to the CLI. Heavy imports wait until the command runs."""
+"""Adds ``rlv serve`` and ``rlv export`` to the CLI. Heavy imports wait until a command
+runs."""
 
 from __future__ import annotations
 
@@ -126,4 +127,38 @@ def register_commands(cli: click.Group) -> None:
             api_keys=collect_keys(api_keys, os.environ.get(KEYS_VARIABLE)),
             models_dir=models_dir,
             limits=Limits(**limits),
+        )
+
+    @cli.command(
+        "export",
+        epilog="Example: rlv export runs/demo-20261129-173651 --out adapter/",
+    )
+    @click.argument("source")
+    @click.option(
+        "--out",
+        type=click.Path(path_type=Path, file_okay=False),
+        required=True,
+        help="Folder to write the adapter to (adapter_model.safetensors, adapter_config.json).",
+    )
+    @click.option(
+        "--data-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="The rlv serve data directory holding the checkpoint [default: RUN_DIR/server "
+        "for a local rlv train run, else $RLV_SERVER_DIR or ~/.cache/rl-verifier/server].",
+    )
+    @click.option("--force", is_flag=True, help="Replace a non-empty --out folder.")
+    def export(source: str, out: Path, data_dir: Path | None, force: bool) -> None:
+        """Write a checkpoint of rlv serve as a standard peft LoRA adapter.
+
+        SOURCE is a tinker://RUN/KIND/NAME path or a run directory (its latest checkpoint).
+        The adapter loads with peft's PeftModel.from_pretrained onto its base model, or in
+        any server that loads peft adapters. No server needs to run.
+        """
+        from rl_verifier_server.export_command import export_checkpoint
+
+        done = export_checkpoint(source, out, data_dir, force)
+        click.echo(
+            f"{done.checkpoint} (LoRA rank {done.rank} on {done.base_model}) -> {out}: "
+            + ", ".join(done.files)
         )
