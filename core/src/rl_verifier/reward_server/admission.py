@@ -16,9 +16,8 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rl_verifier.reward_server.settings import Limits
+from rl_verifier.reward_server.settings import REQUEST_OVERHEAD_BYTES, Limits
 
-REQUEST_OVERHEAD_BYTES = 16 * 1024  # charged per request however small its body
 THROUGHPUT_WINDOW_S = 30.0
 RETRY_BOUNDS_S = (1, 60)
 

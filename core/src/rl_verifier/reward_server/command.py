@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rl_verifier.config_input import merge_configs, read_config_file
+from rl_verifier.errors import UserError
 from rl_verifier.reward_server.settings import (
     MIB,
     TOKEN_VARIABLE,
@@ -146,7 +147,12 @@ def reward_server(
     and /metrics (Prometheus). Stops on Ctrl-C or SIGTERM once in-flight batches are
     answered. See docs/reward-server.md.
     """
-    from rl_verifier.reward_server.serve import run
+    try:
+        from rl_verifier.reward_server.serve import run
+    except ImportError as exc:
+        raise UserError(
+            f"rlv reward-server needs the web extra: pip install 'rl-verifier[web]' ({exc})"
+        ) from None
 
     options = ServerOptions(
         spec=spec,

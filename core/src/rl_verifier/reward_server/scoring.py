@@ -55,11 +55,12 @@ async def score_batch(
         if position not in problems
     }
     try:
-        if jobs:
-            await asyncio.wait(jobs.values(), timeout=deadline_s)
+        late = (await asyncio.wait(jobs.values(), timeout=deadline_s))[1] if jobs else set()
     finally:
         for job in jobs.values():
             job.cancel()  # no-op for finished ones; the rest stop where they are
+    if late:
+        await asyncio.wait(late)  # each settles: cancelled, or finished just in time
     elapsed = time.perf_counter() - start
     rows = []
     for position, sample in enumerate(samples):

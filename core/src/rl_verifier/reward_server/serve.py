@@ -9,30 +9,50 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import uvicorn
 
 from rl_verifier.access import is_loopback
 from rl_verifier.atomic import write_text
 from rl_verifier.errors import UserError
 from rl_verifier.listen import bind_listener
+from rl_verifier.reward_server.app import RewardService, build_app
 from rl_verifier.reward_server.settings import TOKEN_VARIABLE, ServerOptions
 from rl_verifier.scorer import Scorer
 
 GRACE_S = 10.0  # beyond the longest deadline, before in-flight requests are cancelled
 
 
-def run(options: ServerOptions, announce: Callable[[str], None] | None = None) -> None:
-    """Serve ``options.spec`` until a signal; ``announce(url)`` once listening."""
-    try:
-        import uvicorn
+@dataclass
+class BoundServer:
+    """A reward server bound to its port, not yet serving."""
 
-        from rl_verifier.reward_server.app import build_app
-    except ImportError as exc:
-        raise UserError(
-            f"rlv reward-server needs the web extra: pip install 'rl-verifier[web]' ({exc})"
-        ) from None
+    server: uvicorn.Server
+    sock: socket.socket
+    scorer: Scorer
+    service: RewardService
+    url: str
+
+    def serve(self) -> None:
+        """Serve until ``stop()`` or a signal; then the scorer's workers are stopped."""
+        try:
+            self.server.run(sockets=[self.sock])
+        finally:
+            self.scorer.close()  # already closed after a clean shutdown; safe twice
+
+    def stop(self) -> None:
+        """Shut down as SIGTERM would: answer the requests held, then stop."""
+        self.server.should_exit = True
+
+
+def bind(options: ServerOptions, announce: Callable[[str], None] | None = None) -> BoundServer:
+    """Check the reward, bind, and refuse a non-loopback address without a token;
+    ``announce(url)`` is called once the server is serving."""
     scorer = Scorer(
         options.spec,
         options.settings,
@@ -40,7 +60,11 @@ def run(options: ServerOptions, announce: Callable[[str], None] | None = None) -
         workers=options.workers,
         address=options.address,
     )
-    sock = bind_listener(options.host, options.port, "rlv reward-server")
+    try:
+        sock = bind_listener(options.host, options.port, "rlv reward-server")
+    except UserError:
+        scorer.close()
+        raise
     address, port = sock.getsockname()[:2]
     if not options.token and not is_loopback(address):
         sock.close()
@@ -58,18 +82,22 @@ def run(options: ServerOptions, announce: Callable[[str], None] | None = None) -
         if announce is not None:
             announce(url)
 
+    app = build_app(scorer, options, ready)
     config = uvicorn.Config(
-        build_app(scorer, options, ready),
+        app,
         log_level="warning",
         access_log=False,
         timeout_keep_alive=75,
         timeout_graceful_shutdown=int(options.limits.deadline_s + GRACE_S),
     )
-    try:
-        with _signals_end_quietly():
-            uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        scorer.close()  # already closed after a clean shutdown; safe twice
+    return BoundServer(uvicorn.Server(config), sock, scorer, app.state.service, url)
+
+
+def run(options: ServerOptions, announce: Callable[[str], None] | None = None) -> None:
+    """Serve ``options.spec`` until SIGINT or SIGTERM; ``announce(url)`` once listening."""
+    bound = bind(options, announce)
+    with _signals_end_quietly():
+        bound.serve()
 
 
 @contextlib.contextmanager
@@ -87,3 +115,34 @@ def _signals_end_quietly() -> Iterator[None]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def serving_in_thread(
+    options: ServerOptions, start_timeout_s: float = 60.0
+) -> Iterator[BoundServer]:
+    """A reward server on a background thread of this process (for scripts and tests);
+    shut down gracefully when the block ends."""
+    started = threading.Event()
+    failures: list[BaseException] = []
+    bound = bind(options, lambda url: started.set())
+
+    def serve() -> None:
+        try:
+            bound.serve()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            failures.append(exc)
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=serve, name="rlv reward-server", daemon=True)
+    thread.start()
+    try:
+        if not started.wait(start_timeout_s):
+            raise RuntimeError(f"the reward server did not start within {start_timeout_s}s")
+        if failures:
+            raise failures[0]
+        yield bound
+    finally:
+        bound.stop()
+        thread.join()

@@ -11,6 +11,7 @@ from rl_verifier.engine import ExecutorKind
 from rl_verifier.errors import UserError
 
 MIB = 1024 * 1024
+REQUEST_OVERHEAD_BYTES = 16 * 1024  # charged to the body budget per request, however small
 TOKEN_VARIABLE = "RLV_REWARD_SERVER_TOKEN"
 TOKEN_FORM = re.compile(r"[\x21-\x7e]{8,}")  # printable ASCII, no spaces, 8 or more
 
@@ -37,6 +38,13 @@ class Limits:
     """Request bodies held at once, over all requests (429 above it)."""
     deadline_s: float = 150.0
     """Longest a request may take; samples unscored by then come back as ``timeout``."""
+
+    def __post_init__(self) -> None:
+        if self.max_pending_bytes < self.max_body_bytes + REQUEST_OVERHEAD_BYTES:
+            raise UserError(
+                "--max-pending-mb must be more than --max-body-mb, or a request of the "
+                "largest size could never be admitted"
+            )
 
 
 @dataclass(frozen=True)
