@@ -335,3 +335,16 @@ def test_a_client_gone_mid_batch_cancels_its_work_and_leaks_nothing() -> None:
         )
     assert again.status_code == 200 and again.json()["scores"][0]["status"] == "ok"
     assert not workers_of_this_process()
+
+
+def test_a_client_gone_before_its_body_arrives_releases_what_it_held() -> None:
+    with server("exact_match", executor="inline") as bound:
+        address = urlsplit(bound.url)
+        client = socket.create_connection((address.hostname, address.port))
+        client.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{")
+        admission = bound.service.admission
+        wait_until(lambda: admission.held_bytes > 0, "the request to be admitted")
+        client.close()
+        wait_until(lambda: bound.service.metrics.disconnects == 1, "the disconnect to be seen")
+        wait_until(lambda: admission.open_requests == 0, "the request to be released")
+        assert (admission.held_bytes, admission.pending_samples) == (0, 0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
@@ -97,9 +97,7 @@ class RewardService:
                 work = score_batch(self.scorer, self.ref, batch.samples, deadline, batch.problems)
                 answered, scores = await unless_disconnected(work, request.receive)
                 if not answered or scores is None:
-                    self.metrics.disconnects += 1
-                    log.info("%s: client went away; its batch was cancelled", endpoint.path)
-                    return Response(status_code=CLIENT_CLOSED)
+                    return self._client_gone(endpoint, "its batch was cancelled")
                 self.admission.finished(len(scores))
                 self.metrics.scores(scores)
                 body = await _maybe_off_loop(len(raw), lambda: endpoint.answer(scores))
@@ -111,6 +109,13 @@ class RewardService:
             return _error(str(exc), 413)
         except UserError as exc:
             return _error(str(exc), 400)
+        except ClientDisconnect:
+            return self._client_gone(endpoint, "before its body was read")
+
+    def _client_gone(self, endpoint: Endpoint, what: str) -> Response:
+        self.metrics.disconnects += 1
+        log.info("%s: the client went away; %s", endpoint.path, what)
+        return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the metrics do
 
     async def healthz(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "version": __version__})
