@@ -221,11 +221,16 @@ def test_token_is_required_beyond_health_and_refusal_without_one_off_loopback() 
         query = httpx.post(f"{url}?token={token}", json=body)
         metrics = httpx.get(f"{bound.url}/metrics")
         health = httpx.get(f"{bound.url}/healthz")
+        for path in ("/a", "/b", "/c"):
+            httpx.get(f"{bound.url}{path}")
+        refusals = dict(bound.service.metrics.requests)
     assert missing.status_code == wrong.status_code == metrics.status_code == 401
     assert "no token was sent" in missing.json()["error"]
     assert missing.headers["www-authenticate"] == "Bearer"
     assert bearer.status_code == query.status_code == 200
     assert health.json()["status"] == "ok"
+    assert refusals[("endpoint", "other"), ("code", "401")] == 3  # labels stay few
+    assert refusals[("endpoint", "/v1/score"), ("code", "401")] == 2
     with pytest.raises(UserError, match="without a token"):
         bind(ServerOptions(spec="exact_match", host="0.0.0.0", port=0, executor="inline"))
 

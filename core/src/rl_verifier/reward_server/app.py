@@ -44,6 +44,12 @@ TYPED_PATH = "/v1/score"
 OPENRLHF_PATH = "/get_reward"
 OFF_LOOP_BYTES = 256 * 1024  # parse or encode bigger bodies on a thread
 CLIENT_CLOSED = 499  # nginx's code for a request whose client went away
+PATHS = frozenset({TYPED_PATH, OPENRLHF_PATH, "/healthz", "/v1/info", "/metrics"})
+
+
+def known(path: str) -> str:
+    """A metrics label for a path: any other path is 'other', so labels stay few."""
+    return path if path in PATHS else "other"
 
 
 @dataclass(frozen=True)
@@ -182,7 +188,7 @@ def build_app(
             Middleware(
                 RequireToken,
                 token=options.token,
-                on_refusal=lambda path: service.metrics.request(path, 401),
+                on_refusal=lambda path: service.metrics.request(known(path), 401),
             )
         ],
         lifespan=lifespan,
