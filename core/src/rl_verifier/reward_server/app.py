@@ -26,7 +26,7 @@ from rl_verifier.errors import UserError
 from rl_verifier.reward_server.admission import Admission, Overloaded, TooLarge
 from rl_verifier.reward_server.auth import RequireToken
 from rl_verifier.reward_server.metrics import Metrics
-from rl_verifier.reward_server.scoring import score_batch, unless_disconnected
+from rl_verifier.reward_server.scoring import score_request, unless_disconnected
 from rl_verifier.reward_server.settings import ServerOptions
 from rl_verifier.reward_server.wire import (
     Batch,
@@ -100,7 +100,7 @@ class RewardService:
                 assert isinstance(batch, Batch)
                 ticket.admit(len(batch.samples))
                 deadline = min(batch.deadline_s or self.limits.deadline_s, self.limits.deadline_s)
-                work = score_batch(self.scorer, self.ref, batch.samples, deadline, batch.problems)
+                work = score_request(self.scorer, self.ref, batch.samples, deadline, batch.problems)
                 answered, scores = await unless_disconnected(work, request.receive)
                 if not answered or scores is None:
                     return self._client_gone(endpoint, "its batch was cancelled")

@@ -38,7 +38,7 @@ def failed_row(
     )
 
 
-async def score_batch(
+async def score_request(
     scorer: Scorer,
     ref: VerifierRef,
     samples: Sequence[Sample],
