@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+import typing
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
+import tinker
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from torch import nn
@@ -30,7 +32,7 @@ from rl_verifier_server.runtime import (
     read_adapter_info,
 )
 from rl_verifier_server.runtime.decoding import SamplingParams, StopCriteria, make_generator
-from rl_verifier_server.runtime.losses import LOSSES, LossDef, LossTerms
+from rl_verifier_server.runtime.losses import CLIENT_SIDE, LOSSES, LossDef, LossTerms, get_loss
 
 # Support: a tiny model and an independent LoRA reference --------------------------------
 
@@ -324,6 +326,14 @@ def test_loss_values_and_grads_match_reference(
         assert param.grad is not None and expected is not None
         scale = float(expected.abs().max()) + 1e-6
         assert float((param.grad - expected).abs().max()) / scale < 1e-3, key
+
+
+def test_every_loss_the_pinned_sdk_names_is_served() -> None:
+    """A new SDK release that adds a loss fails here until the server implements it."""
+    named = set(typing.get_args(tinker.types.LossFnType))
+    assert named - set(LOSSES) == set(CLIENT_SIDE)
+    with pytest.raises(UserError, match="forward_backward_custom runs on the client"):
+        get_loss("custom")
 
 
 def test_rl_metrics(host: ModelHost) -> None:

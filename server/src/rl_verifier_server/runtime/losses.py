@@ -236,8 +236,16 @@ LOSSES: dict[str, LossDef] = {
 }
 
 
+# The SDK's LossFnType also names "custom": a loss traced on the client and uploaded with
+# create_custom_loss. This server's client/config turns that off, so the SDK runs
+# forward_backward_custom on the client over cross_entropy and never sends "custom".
+CLIENT_SIDE = {"custom": "forward_backward_custom runs on the client with this server"}
+
+
 def get_loss(name: str) -> LossDef:
     loss = LOSSES.get(name)
+    if name in CLIENT_SIDE:
+        raise UserError(f"loss function '{name}' is not run by this server: {CLIENT_SIDE[name]}")
     if loss is None:
         raise UserError(
             f"unknown loss function '{name}'; this server supports: {', '.join(LOSSES)}"
