@@ -331,6 +331,37 @@ def test_calibration_alone_scores_a_known_probability(venv_alone: Callable[..., 
     }
 
 
+@pytest.mark.slow
+def test_math_alone_grades_answers_without_torch(venv_alone: Callable[..., Venv]) -> None:
+    venv = venv_alone("plugins/math")
+    assert distributions(venv.plugins()) == {"rl-verifier", "rl-verifier-math"}
+    tasks = [
+        {"id": "half", "prompt": "What is 1/4 + 1/4?", "verifier": "math",
+         "reference": {"answer": "\\frac{1}{2}"}},
+        {"id": "clips", "prompt": "How many clips?", "verifier": "math",
+         "reference": {"answer": "48/2 = <<48/2=24>>24 in May.\n#### 72"}},
+    ]  # fmt: skip
+    completions = [
+        {"task_id": "half", "completion": "So it is $\\boxed{0.5}$."},
+        {"task_id": "half", "completion": "\\boxed{\\frac{1}{3}}"},
+        {"task_id": "half", "completion": "\\boxed{0} \\boxed{0.5} \\boxed{1}"},
+        {"task_id": "clips", "completion": "48 + 24 = 72\n#### 72"},
+        {"task_id": "clips", "completion": "#### 48 + 48/2"},
+        {"task_id": "clips", "completion": "No idea."},
+    ]
+    assert statuses(venv.verify(tasks, completions)) == {
+        ("half", 0): ("ok", 1.0),
+        ("half", 1): ("ok", 0.0),
+        ("half", 2): ("ok", 0.0),  # several boxed answers
+        ("clips", 0): ("ok", 1.0),
+        ("clips", 1): ("ok", 0.0),  # left for sympy to evaluate
+        ("clips", 2): ("invalid", 0.0),
+    }
+    # math-verify and its dependencies must not pull in torch
+    probe = venv.run("python", "-c", "import importlib.util as u; print(u.find_spec('torch'))")
+    assert probe.stdout.strip() == "None", probe.stdout + probe.stderr
+
+
 ADD_TESTS = """\
 from solution import add
 

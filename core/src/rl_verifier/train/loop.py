@@ -14,6 +14,7 @@ from rl_verifier.losses import CROSS_ENTROPY
 from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.datums import build_datums, drift
+from rl_verifier.train.environments import Turn, run_episode
 from rl_verifier.train.metrics import (
     StepResult,
     check_failures,
@@ -22,10 +23,16 @@ from rl_verifier.train.metrics import (
     sample_rows,
     step_line,
 )
-from rl_verifier.train.packing import PackedDatum, supervised, to_datum
-from rl_verifier.train.preflight import Plan, prepare
+from rl_verifier.train.packing import PackedDatum, pack, supervised, to_datum
+from rl_verifier.train.preflight import Plan, WarmupExample, prepare
 from rl_verifier.train.renderer import Renderer
-from rl_verifier.train.rollouts import Batch, RolloutProducer, SamplerBoard, next_batch
+from rl_verifier.train.rollouts import (
+    MAX_CONTEXT,
+    Batch,
+    RolloutProducer,
+    SamplerBoard,
+    next_batch,
+)
 from rl_verifier.train.rundir import RunDir
 
 
@@ -77,8 +84,11 @@ class Trainer:
             return
         datums: list[PackedDatum] = []
         for example in self.plan.warmup:
-            prompt = self.renderer.prompt_tokens(self.plan.env.start(example.task))
-            datums.append(supervised(prompt, self.completion_tokens(example.completion)))
+            if len(example.replies) == 1:
+                prompt = self.renderer.prompt_tokens(self.plan.env.start(example.task))
+                datums.append(supervised(prompt, self.completion_tokens(example.replies[0])))
+            else:
+                datums.append(await self.replayed(example))
         lr = self.config.warmup_learning_rate or self.config.learning_rate
         rng = random.Random(self.config.seed)
         for step in range(self.config.warmup_steps):
@@ -102,6 +112,32 @@ class Trainer:
                 },
             )
             progress(f"warm-up {step + 1}/{self.config.warmup_steps}  loss/token {loss:.3f}")
+
+    async def replayed(self, example: WarmupExample) -> PackedDatum:
+        """A multi-turn warm-up example as a cross_entropy datum: its assistant turns are
+        replayed through the run's environment (which runs the tools), and only the replies'
+        tokens are trained on; tool output and the prompt are masked."""
+        replies = iter(example.replies)
+
+        async def scripted(_tokens: list[int]) -> Turn:
+            text = next(replies, None)
+            if text is None:
+                raise UserError(
+                    f"warm-up example of task '{example.task.id}': the environment asked for "
+                    f"more than its {len(example.replies)} assistant turns"
+                )
+            sampled = self.completion_tokens(text)
+            return Turn(sampled, [0.0] * len(sampled), text)
+
+        episode = await run_episode(
+            self.plan.env, example.task, self.renderer, scripted, MAX_CONTEXT
+        )
+        if episode.turns != len(example.replies):
+            raise UserError(
+                f"warm-up example of task '{example.task.id}': the environment ended the "
+                f"episode after {episode.turns} of its {len(example.replies)} assistant turns"
+            )
+        return pack(episode.segments, advantage=0.0)
 
     def completion_tokens(self, text: str) -> list[int]:
         """A reference completion as the model would have to sample it, stop token included."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rl_verifier.contracts import Completion, Task
+from rl_verifier.contracts import Completion, Task, content_text
 from rl_verifier.errors import UserError
 from rl_verifier.jsonl import read_rows
 from rl_verifier.resolve import RewardResolver, environment, load_task_source
@@ -23,8 +23,10 @@ from rl_verifier.train.local_models import check_local_model
 
 @dataclass
 class WarmupExample:
+    """A scripted completion of a task: one reply, or the assistant turns of an episode."""
+
     task: Task
-    completion: str
+    replies: list[str]
 
 
 @dataclass
@@ -74,7 +76,16 @@ def read_warmup(config: TrainConfig, tasks: list[Task]) -> list[WarmupExample]:
         task = by_id.get(row.task_id)
         if task is None:
             raise UserError(f"{path}:{number}: task_id '{row.task_id}' is not a task of this run")
-        examples.append(WarmupExample(task, row.text()))
+        examples.append(WarmupExample(task, scripted_replies(row)))
     if not examples:
         raise UserError(f"{path}: no warm-up examples")
     return examples
+
+
+def scripted_replies(row: Completion) -> list[str]:
+    """A warm-up row's assistant turns: a string is one; a chat gives each assistant message
+    (other messages are left out: the run's environment answers the replies itself)."""
+    if isinstance(row.completion, str):
+        return [row.completion]
+    replies = [content_text(m.content) for m in row.completion if m.role == "assistant"]
+    return replies or [""]

@@ -57,6 +57,7 @@ PRESETS = (
     ),
     Preset("Reward proofs that verify", "lean", "taskset:lean-example"),
     Preset("Reward calibrated probabilities", "calibration", "taskset:calibration-example"),
+    Preset("Reward math answers that check out", "math", "taskset:math-example"),
     Preset("Reward sandboxed code that passes its tests", "pytest", "taskset:pytest-example"),
 )
 DEFAULT_MODEL = "Qwen/Qwen3-4B-Instruct-2507"
