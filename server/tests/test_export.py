@@ -101,7 +101,7 @@ def test_an_export_downloads_as_a_peft_adapter_that_reproduces_the_server(
     training, served = trained
     path = training.save_weights_external("final").result().path
     assert path == f"tinker://{training.model_id}/external_weights/final"
-    rest = tinker.RestClient()
+    rest = tinker.RestClient(base_url=server.url, api_key=KEY)
     signed = rest.get_external_weights_urls(path).result()
     assert sorted(signed.urls) == ["adapter_config.json", "adapter_model.safetensors"]
     for name, url in signed.urls.items():
@@ -138,7 +138,8 @@ def test_the_cookbook_downloads_a_training_checkpoint(
     ]
     [downloaded] = peft_logprobs(tmp_path / "adapter")
     assert np.abs(downloaded - served).max() < AGREEMENT
-    left = tinker.RestClient().list_user_checkpoints().result().checkpoints
+    rest = tinker.RestClient(base_url=server.url, api_key=KEY)  # not from the environment:
+    left = rest.list_user_checkpoints().result().checkpoints  # the SDK caches that client
     assert [c.tinker_path for c in left if c.checkpoint_type == "external"] == [
         f"tinker://{training.model_id}/external_weights/final"
     ]  # the cookbook's temporary export is gone

@@ -146,11 +146,15 @@ def test_cross_entropy_lowers_loss(service_client: tinker.ServiceClient) -> None
     assert losses[-1] < 0.7 * losses[0], losses
 
 
-def test_checkpoints_are_listed_by_the_rest_client(service_client: tinker.ServiceClient) -> None:
+def test_checkpoints_are_listed_by_the_rest_client(
+    server: LocalServer, service_client: tinker.ServiceClient
+) -> None:
     training = service_client.create_lora_training_client(base_model=MODEL, rank=4).result()
     path = training.save_state(name="listed").result().path
     sampler_path = training.save_weights_for_sampler(name="listed-sampler").result().path
-    rest = tinker.RestClient()
+    # An explicit address: the SDK keeps one RestClient() per process for the environment's,
+    # whichever server it pointed at when first made (another test module's, say).
+    rest = tinker.RestClient(base_url=server.url, api_key="tml-local")
     run_id = path.split("/")[2]
     listed = rest.list_checkpoints(run_id).result().checkpoints
     assert {c.tinker_path for c in listed} == {path, sampler_path}
