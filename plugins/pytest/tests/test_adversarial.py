@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.contracts import Status, Task
-from rl_verifier_pytest_exec import PytestVerifier
+from rl_verifier_pytest import PytestVerifier
 
 from .conftest import BACKENDS, backend_verifier, score
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
-from rl_verifier_pytest_exec.tasks import example_tasks
-from rl_verifier_pytest_exec.verifier import PytestVerifier
+from rl_verifier_pytest.tasks import example_tasks
+from rl_verifier_pytest.verifier import PytestVerifier
 
 
 @hookimpl

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rl_verifier_pytest_exec.harness import wire
+    from rl_verifier_pytest.harness import wire
 else:  # inside the sandbox, next to this script
     sys.path.insert(0, "/harness")
     import wire

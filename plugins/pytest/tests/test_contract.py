@@ -8,8 +8,8 @@ import pytest
 
 from rl_verifier.contracts import Status
 from rl_verifier.testing import Case, VerifierContract
-from rl_verifier_pytest_exec import PytestVerifier
-from rl_verifier_pytest_exec.tasks import example_tasks
+from rl_verifier_pytest import PytestVerifier
+from rl_verifier_pytest.tasks import example_tasks
 
 
 class PytestContract(VerifierContract):

@@ -12,8 +12,8 @@ import pytest
 
 from rl_verifier.contracts import Score, Task
 from rl_verifier.testing import score_once
-from rl_verifier_pytest_exec import PytestVerifier
-from rl_verifier_pytest_exec.tasks import example_tasks
+from rl_verifier_pytest import PytestVerifier
+from rl_verifier_pytest.tasks import example_tasks
 from rl_verifier_sandbox import get_sandbox
 from rl_verifier_sandbox.api import SandboxUnavailable
 

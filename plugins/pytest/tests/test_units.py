@@ -8,18 +8,18 @@ import pytest
 
 from rl_verifier.contracts import Completion, Status, Task
 from rl_verifier.plugins import get_plugins
-from rl_verifier_pytest_exec import PytestVerifier, hardened
-from rl_verifier_pytest_exec.extract import extract_code
-from rl_verifier_pytest_exec.harness import wire
-from rl_verifier_pytest_exec.reference import (
+from rl_verifier_pytest import PytestVerifier, hardened
+from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.harness import wire
+from rl_verifier_pytest.reference import (
     PytestTask,
     ReferenceError,
     StdioTask,
     read_reference,
 )
-from rl_verifier_pytest_exec.relay import sanitize
-from rl_verifier_pytest_exec.scoring import reward_of
-from rl_verifier_pytest_exec.stdio import normalise
+from rl_verifier_pytest.relay import sanitize
+from rl_verifier_pytest.scoring import reward_of
+from rl_verifier_pytest.stdio import normalise
 from rl_verifier_sandbox.api import Result
 
 
@@ -171,7 +171,7 @@ def test_plugin_registers_verifier_and_task_set() -> None:
 
 
 def test_sandbox_unavailable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import rl_verifier_pytest_exec.verifier as module
+    import rl_verifier_pytest.verifier as module
     from rl_verifier_sandbox.api import SandboxUnavailable
 
     def unavailable(backend: str, image: str | None = None) -> None:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier_pytest_exec.harness_files import source
-from rl_verifier_pytest_exec.reference import PytestTask
+from rl_verifier_pytest.harness_files import source
+from rl_verifier_pytest.reference import PytestTask
 from rl_verifier_sandbox import Job, Limits, Policy, Result
 
 TESTS_DIR = "/tests"

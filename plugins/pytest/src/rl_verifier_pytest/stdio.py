@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from rl_verifier_pytest_exec.reference import StdioTask
+from rl_verifier_pytest.reference import StdioTask
 from rl_verifier_sandbox import Job, Limits, Policy, Result
 
 Runner = Callable[[Job], Result]

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier_pytest_exec.duplex import CheckTask
+from rl_verifier_pytest.duplex import CheckTask
 
 
 class ReferenceError(ValueError):

@@ -16,13 +16,13 @@ import threading
 from typing import Any
 
 from rl_verifier import Completion, Task, Verdict, Verifier, VerifierConfig
-from rl_verifier_pytest_exec import hardened
-from rl_verifier_pytest_exec.config import PytestConfig
-from rl_verifier_pytest_exec.duplex import CheckTask, run_duplex
-from rl_verifier_pytest_exec.extract import extract_code
-from rl_verifier_pytest_exec.reference import PytestTask, ReferenceError, StdioTask, read_reference
-from rl_verifier_pytest_exec.scoring import reward_of
-from rl_verifier_pytest_exec.stdio import run_cases
+from rl_verifier_pytest import hardened
+from rl_verifier_pytest.config import PytestConfig
+from rl_verifier_pytest.duplex import CheckTask, run_duplex
+from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.reference import PytestTask, ReferenceError, StdioTask, read_reference
+from rl_verifier_pytest.scoring import reward_of
+from rl_verifier_pytest.stdio import run_cases
 from rl_verifier_sandbox import Limits, Sandbox, SandboxUnavailable, backend_names, get_sandbox
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from rl_verifier.contracts import Status, Task
 from rl_verifier.testing import score_once
-from rl_verifier_pytest_exec import PytestVerifier
+from rl_verifier_pytest import PytestVerifier
 
 pytestmark = pytest.mark.requires("bwrap")
 

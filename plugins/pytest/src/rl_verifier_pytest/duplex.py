@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rl_verifier_pytest_exec.harness_files import mounted
-from rl_verifier_pytest_exec.relay import Exchange, converse
+from rl_verifier_pytest.harness_files import mounted
+from rl_verifier_pytest.relay import Exchange, converse
 from rl_verifier_sandbox import Job, Limits, LiveProcess, Policy
 
 SPEC_PATH = "/spec/task.json"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier_pytest_exec.config import RewardRule
+from rl_verifier_pytest.config import RewardRule
 
 
 def reward_of(results: list[bool], expected: int, rule: RewardRule) -> float:

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier_pytest_exec.lines import Deadline, LineReader, TooLong, write_all
+from rl_verifier_pytest.lines import Deadline, LineReader, TooLong, write_all
 from rl_verifier_sandbox import LiveProcess
 
 MAX_LINE = 8 << 20

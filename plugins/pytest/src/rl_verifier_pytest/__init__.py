@@ -1,5 +1,5 @@
 """Sandboxed, tamper-resistant code-execution verifier for rl-verifier."""
 
-from rl_verifier_pytest_exec.verifier import PytestVerifier
+from rl_verifier_pytest.verifier import PytestVerifier
 
 __all__ = ["PytestVerifier"]
