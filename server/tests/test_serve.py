@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rl_verifier.access import is_loopback
 from rl_verifier.errors import UserError
-from rl_verifier_server.auth import collect_keys, is_loopback
+from rl_verifier_server.auth import collect_keys
 from rl_verifier_server.launch import LocalServer, healthy
 from rl_verifier_server.serve import bind, lock_data_dir, run_server
 

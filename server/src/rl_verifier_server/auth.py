@@ -9,14 +9,13 @@ a loopback address.
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import re
 from collections.abc import Iterable
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from rl_verifier.access import key_matches
 from rl_verifier.errors import UserError
 
 KEY_HEADER = b"x-api-key"
@@ -40,25 +39,6 @@ def collect_keys(options: Iterable[str], from_environment: str | None) -> tuple[
             )
         keys.append(key)
     return tuple(keys)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a bound address is reachable from this machine only."""
-    try:
-        address = ipaddress.ip_address(host.split("%")[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
-
-
-def key_matches(presented: bytes, keys: Iterable[bytes]) -> bool:
-    """Constant-time comparison against every key (no early exit)."""
-    matched = False
-    for key in keys:
-        matched |= hmac.compare_digest(presented, key)
-    return matched
 
 
 class RequireApiKey:

@@ -18,11 +18,12 @@ from typing import IO
 
 import uvicorn
 
+from rl_verifier.access import is_loopback
 from rl_verifier.atomic import write_text
 from rl_verifier.errors import UserError
 from rl_verifier.listen import bind_listener
 from rl_verifier_server.app import build_app
-from rl_verifier_server.auth import KEYS_VARIABLE, is_loopback
+from rl_verifier_server.auth import KEYS_VARIABLE
 from rl_verifier_server.limits import Limits
 from rl_verifier_server.models import AllowedModels
 from rl_verifier_server.service import Service
