@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from rl_verifier import __version__
 from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
-from rl_verifier.config_input import merge_configs, read_config_file
+from rl_verifier.cli_options import executor_option, read_settings, settings_options
 from rl_verifier.contracts import Score
 from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
@@ -170,19 +170,7 @@ Examples:
     help="Verifier name or reward spec for every task, e.g. '0.8*exact_match + 0.2*format' "
     "[default: each task's own 'verifier' field].",
 )
-@click.option(
-    "--config",
-    "pairs",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A verifier setting; repeatable. For a spec or per-task verifiers: NAME.KEY=VALUE. "
-    "Values are JSON when they parse.",
-)
-@click.option(
-    "--config-file",
-    type=click.Path(path_type=Path),
-    help="TOML or JSON file of verifier settings; --config overrides it key by key.",
-)
+@settings_options
 @click.option(
     "--tasks",
     "tasks_source",
@@ -217,14 +205,7 @@ Examples:
     help="Copy the completion rows' unknown columns into each score's info.columns "
     "[default: unknown columns are ignored].",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(["process", "inline", "ray"]),
-    default="process",
-    show_default=True,
-    help="process: killable worker processes; inline: this process (no hard timeouts); "
-    "ray: Ray actors.",
-)
+@executor_option
 @click.option("--workers", type=click.IntRange(min=1), help="Workers [default: one per core].")
 @click.option("--ray-address", help="Ray cluster to join (--executor ray) [default: start one].")
 @click.option(
@@ -266,7 +247,7 @@ def verify(
             f"{partial_path(out_path)} holds rows of an interrupted run: add --resume to "
             "continue it, or delete the file to start over"
         )
-    config = merge_configs(read_config_file(config_file) if config_file else {}, pairs)
+    config = read_settings(pairs, config_file)
     tasks = load_task_source(tasks_source)
     loaded = load_samples_with_columns(tasks, completions_path)
     samples = [sample for sample, _ in loaded]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rl_verifier.config_input import merge_configs, read_config_file
+from rl_verifier.cli_options import executor_option, read_settings, settings_options
 from rl_verifier.errors import UserError
 from rl_verifier.reward_server.settings import (
     MIB,
@@ -50,19 +50,7 @@ Examples:
     metavar="SPEC",
     help="Verifier name or reward spec, e.g. '0.8*exact_match + 0.2*format'.",
 )
-@click.option(
-    "--config",
-    "pairs",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A verifier setting; repeatable. For a composite spec: NAME.KEY=VALUE. "
-    "Values are JSON when they parse.",
-)
-@click.option(
-    "--config-file",
-    type=click.Path(path_type=Path),
-    help="TOML or JSON file of verifier settings; --config overrides it key by key.",
-)
+@settings_options
 @click.option(
     "--token",
     envvar=TOKEN_VARIABLE,
@@ -70,14 +58,7 @@ Examples:
     help=f"Bearer token clients must send (also {TOKEN_VARIABLE}); required "
     "to bind beyond loopback.",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(["process", "inline", "ray"]),
-    default="process",
-    show_default=True,
-    help="process: killable worker processes; inline: this process (no hard "
-    "timeouts); ray: Ray actors.",
-)
+@executor_option
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -156,7 +137,7 @@ def reward_server(
 
     options = ServerOptions(
         spec=spec,
-        settings=merge_configs(read_config_file(config_file) if config_file else {}, pairs),
+        settings=read_settings(pairs, config_file),
         host=host,
         port=port,
         token=check_token(token) if token else None,
