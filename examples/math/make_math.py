@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rl_verifier_math import arithmetic_tasks
 
@@ -34,7 +36,7 @@ def main() -> None:
     print(f"wrote {len(tasks)} tasks and {len(warmup)} warm-up answers to {HERE}")
 
 
-def write_jsonl(path: Path, rows: list[dict[str, object]]) -> None:
+def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     with open(path, "w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")

@@ -1,0 +1,148 @@
+"""The recipes under examples/ run: each trains two steps on the local backend as its README
+says (`rlv train examples/NAME/NAME.toml`), with a short warm start where it has one.
+
+The tool recipe's scripted warm-up is checked too: its episodes replay through the real
+search environment, and they teach the format only (half cite a returned document, half
+search over the budget), so what RL improves is learned from the reward.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import pytest
+
+from rl_verifier import Task
+from rl_verifier.testing import score_once
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+SMALL = ["groups_per_step=2", "group_size=4", "save_every=1"]
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def train_two_steps(config: Path, run_dir: Path, *overrides: str) -> list[dict[str, Any]]:
+    """``rlv train CONFIG`` for two RL steps (and two warm-up steps); the metrics rows."""
+    sets = [f"run_dir={run_dir}", "steps=2", *SMALL, *overrides]
+    result = subprocess.run(
+        [*RLV, "train", str(config), *(a for s in sets for a in ("--set", s))],
+        cwd=run_dir.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if not k.startswith("TINKER_")},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = rows(run_dir / "metrics.jsonl")
+    assert [m["step"] for m in metrics if m["phase"] == "rl"] == [0, 1]
+    assert (run_dir / "report.html").exists()
+    return metrics
+
+
+def test_tool_recipe_trains_two_steps(tmp_path: Path) -> None:
+    metrics = train_two_steps(EXAMPLES / "tools" / "tools.toml", tmp_path / "run", "warmup_steps=2")
+    warmup = [m for m in metrics if m["phase"] == "warmup"]
+    assert [m["step"] for m in warmup] == [-2, -1]
+    assert all(0 < m["loss"] < 20 for m in warmup)  # multi-turn episodes replayed and trained
+    for row in (m for m in metrics if m["phase"] == "rl"):
+        assert sum(row["status"].values()) == 8
+        assert row["turns_mean"] >= 1
+        if row["status"]["ok"]:
+            assert {"citation_validity", "calls", "thrift"} <= set(row["components"])
+
+
+def test_math_recipe_trains_two_steps(tmp_path: Path) -> None:
+    metrics = train_two_steps(EXAMPLES / "math" / "math.toml", tmp_path / "run", "warmup_steps=2")
+    assert [m["phase"] for m in metrics] == ["warmup", "warmup", "rl", "rl"]
+
+
+def test_calibration_recipe_the_demo_trains_two_steps(tmp_path: Path) -> None:
+    metrics = train_two_steps(EXAMPLES / "demo" / "demo.toml", tmp_path / "run", "warmup_steps=2")
+    assert all(m["status"]["error"] == 0 for m in metrics if m["phase"] == "rl")
+
+
+@pytest.mark.requires("lake")
+def test_lean_recipe_trains_two_steps(tmp_path: Path) -> None:
+    train_two_steps(EXAMPLES / "lean" / "lean.toml", tmp_path / "run")
+
+
+def test_a_script_the_environment_ends_early_stops_the_run_in_one_line(tmp_path: Path) -> None:
+    # The first reply makes no call, so search_tools ends the episode after it: the row's
+    # second turn can never be trained in context.
+    row = {"task_id": "fictopedia-001", "completion": [
+        {"role": "assistant", "content": "No search needed."},
+        {"role": "assistant", "content": "[fx-001]"},
+    ]}  # fmt: skip
+    (tmp_path / "warm.jsonl").write_text(json.dumps(row) + "\n")
+    sets = [f"run_dir={tmp_path / 'run'}", f"warmup_examples={tmp_path / 'warm.jsonl'}"]
+    sets += ["warmup_steps=1", "steps=1"]
+    result = subprocess.run(
+        [
+            *RLV,
+            "train",
+            str(EXAMPLES / "tools" / "tools.toml"),
+            *(a for s in sets for a in ("--set", s)),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("rlv: error")]
+    assert lines == [
+        "rlv: error: warm-up example of task 'fictopedia-001': the environment ended the episode "
+        "after 1 of its 2 assistant turns"
+    ], result.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------
+# The tool recipe's scripted warm-up
+
+
+def replayed(task: Task, replies: list[str]) -> list[dict[str, Any]]:
+    """The episode the scripted replies make in the search environment (what the warm start
+    trains on): the replies, and the tool results the environment gives between them."""
+    from rl_verifier.train import TOOL_RECORD_KEY
+    from rl_verifier_search_env.corpus import load_index
+    from rl_verifier_search_env.env import SearchTools
+
+    env = SearchTools(load_index(), max_turns=len(replies))
+    messages = env.start(task)
+    for number, reply in enumerate(replies, start=1):
+        messages.append({"role": "assistant", "content": reply})
+        new = env.respond(task, messages, reply) if number < len(replies) else None
+        assert (new is None) == (number == len(replies)), "the script and the environment agree"
+        for message in new or []:
+            message.pop(TOOL_RECORD_KEY, None)
+            messages.append(message)
+    return messages[len(env.start(task)) :]
+
+
+def test_tool_warmup_teaches_the_format_not_the_policy() -> None:
+    from rl_verifier_tool_calls import ToolCallsVerifier
+
+    folder = EXAMPLES / "tools"
+    tasks = {t["id"]: Task.model_validate(t) for t in rows(folder / "tasks.jsonl")}
+    config = {"max_calls": 1, "target_calls": 1}
+    pairs = []
+    for row in rows(folder / "warmup.jsonl"):
+        replies = [m["content"] for m in row["completion"] if m["role"] == "assistant"]
+        pairs.append((tasks[row["task_id"]], replayed(tasks[row["task_id"]], replies)))
+    assert len(pairs) == len(tasks) == 200
+    scores = score_once(ToolCallsVerifier(config), pairs)
+    components = {k: fmean(s.components[k] for s in scores) for k in scores[0].components}
+    assert components["legality"] == 1.0  # every scripted call is legal
+    assert components["answer"] == 0.0  # no answer is taught
+    assert 0.4 < components["citation_validity"] < 0.6  # half cite a returned document
+    assert 1.4 < components["calls"] < 1.6  # half search twice, over the budget of one
