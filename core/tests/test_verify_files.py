@@ -101,6 +101,8 @@ def interrupt_after_rows(
         text=True,
         env={**os.environ, **env},
         start_new_session=True,
+        # as at a terminal: a test runner started in the background inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
