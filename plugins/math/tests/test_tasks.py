@@ -1,9 +1,14 @@
-"""The plugin registers `math` and `math-example`; the example's references are right."""
+"""The plugin registers `math` and `math-example` (and `rlv verifiers` lists the verifier with
+its settings); the example's references are right."""
 
 from __future__ import annotations
 
+import json
 import re
 
+from click.testing import CliRunner
+
+from rl_verifier.cli import cli
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import load_task_source
 from rl_verifier.testing import score_once
@@ -16,6 +21,20 @@ def test_plugin_registers_the_verifier_and_the_task_set() -> None:
     assert plugins.task_sets["math-example"].plugin == "math"
     tasks = load_task_source("taskset:math-example")
     assert list(tasks) == [t.id for t in arithmetic_tasks()]
+
+
+def test_rlv_verifiers_lists_math_with_its_settings() -> None:
+    listed = CliRunner().invoke(cli, ["verifiers"])
+    assert listed.exit_code == 0, listed.output
+    block = re.split(r"\n(?=\S)", listed.output.split("\nmath  (math ")[1])[0]
+    assert '--config extract=<auto|boxed|answer_line|whole>  default "auto"' in block
+    for setting in ("percent=<bool>  default false", "strip_units=<bool>  default true"):
+        assert f"--config {setting}" in block
+    as_json = CliRunner().invoke(cli, ["verifiers", "--json"])
+    [entry] = [e for e in json.loads(as_json.output) if e["name"] == "math"]
+    screens = {"reject_hedges", "reject_unevaluated", "max_digits", "max_answer_chars"}
+    assert screens <= set(entry["config"]["properties"])
+    assert entry["plugin"] == "math" and entry["default_timeout_s"] == 10.0
 
 
 def test_example_tasks_are_answered_by_their_arithmetic() -> None:
