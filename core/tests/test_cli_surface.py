@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -32,8 +33,24 @@ def test_quiet_prints_no_summary_and_verbose_logs(tmp_path: Path) -> None:
     completions = write_jsonl(tmp_path / "c.jsonl", [{"task_id": "a", "completion": "4"}])
     quiet = rlv("-q", "verify", *io_args(tasks, completions, tmp_path / "q.jsonl"))
     assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
-    loud = rlv("verify", *io_args(tasks, completions, tmp_path / "l.jsonl"))
+    plain = rlv("verify", *io_args(tasks, completions, tmp_path / "p.jsonl"))
+    assert "mean reward" in plain.stdout and "INFO" not in plain.stderr
+    loud = rlv("-v", "verify", *io_args(tasks, completions, tmp_path / "l.jsonl"))
     assert "mean reward" in loud.stdout
+    info = [line for line in loud.stderr.splitlines() if line.startswith("rlv: INFO: ")]
+    assert any(f"read 1 tasks from {tasks}, 1 completions from {completions}" in line
+               for line in info), loud.stderr  # fmt: skip
+    assert any("verifier exact_match " in line for line in info), loud.stderr
+
+
+def test_documented_shell_completion_lines_work() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    shells = re.findall(r"_RLV_COMPLETE=(\w+)_source rlv", docs)
+    assert sorted(shells) == ["bash", "fish", "zsh"]
+    for shell in shells:
+        script = rlv(env={"_RLV_COMPLETE": f"{shell}_source"})
+        assert script.returncode == 0, script.stderr
+        assert f"_RLV_COMPLETE={shell}_complete" in script.stdout, script.stdout
 
 
 def test_help_of_main_commands_describes_every_option_with_an_example() -> None:

@@ -36,6 +36,7 @@ from rl_verifier.summary import format_summary, summarise
 from rl_verifier.train.new_loop import BACKENDS, request_defaults
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+log = logging.getLogger("rl_verifier.cli")
 
 
 @click.group(context_settings=CONTEXT)
@@ -252,7 +253,11 @@ def verify(
     loaded = load_samples_with_columns(tasks, completions_path)
     samples = [sample for sample, _ in loaded]
     columns = {(s.task.id, s.index): extra for s, extra in loaded if extra}
+    log.info("read %d tasks from %s, %d completions from %s", len(tasks), tasks_source,
+             len(samples), completions_path)  # fmt: skip
     jobs = bind_rewards(spec, config, samples, tasks_source)
+    for name, version, settings in sorted({astuple(reward) for reward, _ in jobs}):
+        log.info("verifier %s %s, settings %s", name, version, settings)
     finished: list[tuple[Reward, Score]] = []
     if resume:
         resumed = resume_partial(out_path, jobs)
@@ -285,6 +290,7 @@ def verify(
                 bar.update(1)
 
             chosen = make_executor(executor, workers, ray_address)  # type: ignore[arg-type]
+            log.info("scoring %d samples (%s executor) -> %s", len(jobs), executor, out_path)
             result = asyncio.run(score_batch(jobs, chosen, write, finished))
     except KeyboardInterrupt:
         if not to_stdout:
@@ -301,6 +307,10 @@ def verify(
     if summary_json:
         with atomic_output(summary_json) as handle:
             json.dump(summary, handle, indent=2)
+
+
+def astuple(reward: Reward) -> tuple[str, str, str]:
+    return reward.ref.name, reward.ref.version, reward.ref.config_hash
 
 
 def check_inputs(tasks_path: Path | None, completions_path: Path) -> None:
