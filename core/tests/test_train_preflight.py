@@ -118,13 +118,15 @@ def fake_hub_cache(root: Path, repo_id: str) -> Path:
 
 def test_hub_models_in_the_local_cache_are_offered_and_listed(tmp_path: Path) -> None:
     cache = fake_hub_cache(tmp_path / "hub", "some-org/cached-model")
-    assert cached_hub_models(cache) == ["some-org/cached-model"]
+    fake_hub_cache(cache, "rlv/tiny-chat")  # the built-in model, published by rlv serve
+    assert cached_hub_models(cache) == ["rlv/tiny-chat", "some-org/cached-model"]
     check_local_model("some-org/cached-model", cache)
     with pytest.raises(UserError) as error:
         check_local_model("some-org/other-model", cache)
     message = str(error.value)
     assert "\n" not in message
     assert "rlv/tiny-chat (built in)" in message
+    assert message.count("rlv/tiny-chat") == 1, message  # offered once
     assert "some-org/cached-model (Hugging Face cache)" in message
     assert cached_hub_models(tmp_path / "no-cache-here") == []
 

@@ -31,6 +31,7 @@ def check_local_model(name: str, hub_cache: Path | None = None) -> None:
     cached = cached_hub_models(hub_cache)
     if name in cached:
         return
+    cached = [model for model in cached if model not in builtin]  # rlv serve publishes these
     offered = [f"{model} (built in)" for model in builtin]
     offered += [f"{model} (Hugging Face cache)" for model in cached[:SHOWN_CACHED]]
     if len(cached) > SHOWN_CACHED:
