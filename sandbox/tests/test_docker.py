@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from rl_verifier.cli import cli
 from rl_verifier_sandbox import image, plugin
+from rl_verifier_sandbox._docker_engine import OWNER_LABEL
 from rl_verifier_sandbox._docker_layout import Layout, plan
 from rl_verifier_sandbox.api import BadJob, Job, Limits, SandboxUnavailable
-from rl_verifier_sandbox.docker_backend import OWNER_LABEL, DockerSandbox, container_config
+from rl_verifier_sandbox.docker_backend import DockerSandbox, container_config
 
 SEEN = {"/opt": "open", "/etc": "open", "/root": "closed", "/srv": "open", "/tmp": "open"}
 
@@ -55,6 +56,35 @@ def test_missing_image_is_reported_with_the_way_to_get_it(
         DockerSandbox()
     monkeypatch.delenv(image.IMAGE_ENV)
     assert DockerSandbox(max_idle=1).image == image.DEFAULT_IMAGE
+
+
+def test_the_image_comes_from_the_config_key_or_the_environment(
+    docker_sb: DockerSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pytest verifier's ``docker_image`` setting wins over ``$RLV_SANDBOX_IMAGE``, which
+    wins over the built image; jobs run in the image named."""
+    pytest_plugin = pytest.importorskip("rl_verifier_pytest")
+    alias = "rl-verifier-sandbox:test-alias"
+    docker_sb._client.images.get(docker_sb.image).tag(alias)
+    try:
+        monkeypatch.setenv(image.IMAGE_ENV, "rl-verifier-sandbox:no-such-tag")
+        verifier = pytest_plugin.PytestVerifier({"backend": "docker", "docker_image": alias})
+        sandbox = verifier.sandbox()
+        try:
+            assert isinstance(sandbox, DockerSandbox) and sandbox.image == alias
+            assert sandbox.run(py("print(1)")).stdout == b"1\n"
+            [idle] = sandbox._idle
+            assert docker_sb._client.containers.get(idle.id).attrs["Config"]["Image"] == alias
+        finally:
+            sandbox.close()
+        with pytest.raises(SandboxUnavailable, match="no-such-tag"):
+            pytest_plugin.PytestVerifier({"backend": "docker"}).sandbox()
+        monkeypatch.setenv(image.IMAGE_ENV, alias)
+        from_env = DockerSandbox(max_idle=1)
+        from_env.close()
+        assert from_env.image == alias
+    finally:
+        docker_sb._client.images.remove(alias)
 
 
 def test_fresh_container_per_job_leaves_nothing(docker_sb: DockerSandbox) -> None:
@@ -127,6 +157,7 @@ def test_doctor_probes_every_limit_on_docker(docker_sb: DockerSandbox) -> None:
     assert {f"{name}_limit" for name in limits} | {"output_cap", "wall_deadline"} <= set(checks)
     assert {"nothing_survives", "readonly_files", "network_off", "uid_not_root"} <= set(checks)
     assert checks["memory_limit"]["mechanism"].startswith("cgroup-v")
+    assert checks["syscall_filter"]["mechanism"] == "seccomp"  # the deny list, probed in a job
     assert container_ids(docker_sb) <= before  # the doctor's containers are gone
 
 
