@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rl_verifier.errors import UserError
-
 CROSS_ENTROPY = "cross_entropy"
 RL_INPUTS = ("target_tokens", "logprobs", "advantages")
 
@@ -40,25 +38,27 @@ def register_loss(loss: Loss) -> Loss:
     return loss
 
 
-def get_loss(name: str) -> Loss:
-    try:
-        return LOSSES[name]
-    except KeyError:
-        raise UserError(f"unknown loss '{name}'; known losses: {', '.join(LOSSES)}") from None
-
-
 def policy_losses() -> tuple[str, ...]:
     """Losses ``rlv train`` can optimise on rewards, in registration order."""
     return tuple(name for name, loss in LOSSES.items() if loss.policy)
 
 
-def check_loss_config(name: str, config: Mapping[str, float]) -> None:
-    """Refuse ``loss_config`` keys that ``name`` does not take, naming the ones it does."""
-    known = get_loss(name).config
-    for key in config:
-        if key not in known:
-            accepted = ", ".join(known) or "none"
-            raise UserError(f"loss_config key '{key}' is not used by loss '{name}' ({accepted})")
+def policy_loss_problem(name: str) -> str | None:
+    """Why ``name`` is not a loss ``rlv train`` can optimise (None when it is one)."""
+    if name in policy_losses():
+        return None
+    return f"unknown loss '{name}'; choose one of: {', '.join(policy_losses())}"
+
+
+def loss_config_problem(name: str, config: Mapping[str, float]) -> str | None:
+    """Why ``config`` does not suit the loss ``name``: a key it does not take, with the
+    keys it does (None when every key is one of them)."""
+    known = LOSSES[name].config
+    unknown = sorted(set(config) - set(known))
+    if not unknown:
+        return None
+    accepted = ", ".join(known) or "none"
+    return f"loss_config key '{unknown[0]}' is not used by loss '{name}' ({accepted})"
 
 
 register_loss(

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rl_verifier.config_input import parse_pairs, read_config_file
 from rl_verifier.errors import UserError, validation_problems
-from rl_verifier.losses import LOSSES, policy_losses
+from rl_verifier.losses import LOSSES, loss_config_problem, policy_loss_problem, policy_losses
 
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir")
 
@@ -104,19 +104,16 @@ class TrainConfig(BaseModel):
     @field_validator("loss")
     @classmethod
     def _known_policy_loss(cls, value: str) -> str:
-        if value not in policy_losses():
-            raise ValueError(f"unknown loss '{value}'; choose one of: {', '.join(policy_losses())}")
+        problem = policy_loss_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @model_validator(mode="after")
     def _loss_config_keys(self) -> TrainConfig:
-        known = LOSSES[self.loss].config
-        unknown = sorted(set(self.loss_config) - set(known))
-        if unknown:
-            accepted = ", ".join(known) or "none"
-            raise ValueError(
-                f"loss_config key '{unknown[0]}' is not used by loss '{self.loss}' ({accepted})"
-            )
+        problem = loss_config_problem(self.loss, self.loss_config)
+        if problem:
+            raise ValueError(problem)
         return self
 
     @model_validator(mode="after")

@@ -18,7 +18,7 @@ from typing import Any
 
 from rl_verifier.atomic import write_files
 from rl_verifier.errors import UserError
-from rl_verifier.losses import policy_losses
+from rl_verifier.losses import policy_loss_problem, policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import (
     check_environment,
@@ -195,9 +195,9 @@ def _check_reward(spec: str) -> list[str]:
 
 
 def _check_settings(request: BuildRequest) -> None:
-    if request.loss not in policy_losses():
-        choices = ", ".join(policy_losses())
-        raise BuildError("loss", f"unknown loss '{request.loss}'; choose one of: {choices}")
+    problem = policy_loss_problem(request.loss)
+    if problem:
+        raise BuildError("loss", problem)
     if request.backend not in BACKENDS:
         raise BuildError(
             "backend", f"unknown backend '{request.backend}'; choose {' or '.join(BACKENDS)}"
