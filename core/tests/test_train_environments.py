@@ -21,6 +21,7 @@ from rl_verifier.train.environments import (
     Turn,
     parse_tool_calls,
     run_episode,
+    run_group,
     task_messages,
 )
 from rl_verifier.train.packing import pack
@@ -230,6 +231,41 @@ def test_tool_use_episode(tokenizer: Any, renderer: Renderer) -> None:
     sampled_logprobs = [lp for lp, m in zip(packed.logprobs, packed.mask, strict=True) if m]
     assert sampled_logprobs == script.turns[0].logprobs + script.turns[1].logprobs
     assert all(lp == 0.0 for lp, m in zip(packed.logprobs, packed.mask, strict=True) if not m)
+
+
+class Seeded(ToolUse):
+    """An environment whose opening differs at each ``start`` (a random system prompt)."""
+
+    def __init__(self) -> None:
+        super().__init__(TOOLS, max_turns=2)
+        self.starts = 0
+
+    def start(self, task: Task) -> list[dict[str, Any]]:
+        self.starts += 1
+        return [{"role": "system", "content": f"Variant {self.starts}."}, *USER]
+
+
+def test_a_group_starts_its_environment_once_and_every_episode_keeps_that_opening(
+    renderer: Renderer,
+) -> None:
+    env = Seeded()
+    prompts: list[tuple[list[int], int, int]] = []
+
+    async def sample(prompt: list[int], count: int, stream: int) -> list[Turn]:
+        prompts.append((list(prompt), count, stream))
+        text = call("add", a=1, b=2) if stream == 0 else "3"
+        tokens = [*renderer.encode(text), IM_END]
+        return [Turn(tokens, [-0.5] * len(tokens), text) for _ in range(count)]
+
+    episodes = asyncio.run(run_group(env, TASK, renderer, sample, 3, 2048))
+    assert env.starts == 1
+    shared = renderer.prompt_tokens([{"role": "system", "content": "Variant 1."}, *USER])
+    assert prompts[0] == (shared, 3, 0)
+    assert sorted(stream for _, _, stream in prompts[1:]) == [1, 2, 3]
+    for episode in episodes:
+        assert episode.segments[0].tokens == shared
+        assert episode.messages[0]["content"] == "Variant 1." and episode.prompt_messages == 2
+        assert (episode.turns, episode.final_text) == (2, "3")
 
 
 def test_unknown_and_raising_tools_become_error_results(renderer: Renderer) -> None:

@@ -266,8 +266,10 @@ async def run_group(
     max_context: int,
 ) -> list[Episode]:
     """``size`` episodes of ``env`` on ``task``, their first turns sampled in one request
-    (they share the prompt), each later turn in a request of its own."""
-    prompt = opening_prompt(env.start(task), task, renderer, max_context)
+    (they share the prompt: ``env.start`` is called once per group), each later turn in a
+    request of its own."""
+    opening = list(env.start(task))
+    prompt = opening_prompt(opening, task, renderer, max_context)
     firsts = await sample(prompt, size, 0)
 
     async def one(index: int, first: Turn) -> Episode:
@@ -275,7 +277,9 @@ async def run_group(
             [turn] = await sample(tokens, 1, index + 1)
             return turn
 
-        return await run_episode(env, task, renderer, next_turn, max_context, first=first)
+        return await run_episode(
+            env, task, renderer, next_turn, max_context, first=first, opening=opening
+        )
 
     return list(await asyncio.gather(*(one(i, turn) for i, turn in enumerate(firsts))))
 
@@ -301,11 +305,13 @@ async def run_episode(
     sample: Callable[[list[int]], Awaitable[Turn]],
     max_context: int,
     first: Turn | None = None,
+    opening: list[dict[str, Any]] | None = None,
 ) -> Episode:
     """Run one episode of ``env`` on ``task``.
 
     ``sample(prompt_tokens)`` returns the model's next turn (``first``, when given, is the
-    first turn, already sampled). The episode ends when the
+    first turn, already sampled from ``opening``, the messages ``env.start(task)`` gave;
+    without ``opening`` the episode calls ``env.start`` itself). The episode ends when the
     environment says so (``end_reason="done"``), after ``env.max_turns`` turns
     (``"max_turns"``; the last reply's tool calls are then not run, and a single-turn
     environment always ends this way), or when the next prompt would leave no room to sample
@@ -315,7 +321,7 @@ async def run_episode(
     fills ``max_context``, when a turn's logprobs do not match its tokens, or when the chat
     template is not prefix-consistent (see :mod:`rl_verifier.train.renderer`).
     """
-    messages = [dict(m) for m in env.start(task)]
+    messages = [dict(m) for m in (env.start(task) if opening is None else opening)]
     opened = len(messages)
     prompt = opening_prompt(messages, task, renderer, max_context)
     segments = [Segment(list(prompt), sampled=False)]
