@@ -1,10 +1,13 @@
-"""The Python API and trainer pages: their examples parse and import names that exist."""
+"""The Python API and trainer pages: their examples parse and import names that exist, and
+the ones that need no trainer run or model server run as written."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,38 @@ def test_every_trainer_has_a_page_with_an_example() -> None:
         assert f"rl_verifier.integrations.{module}" in index
     for name in ("trl.md", "verl.md", "tinker-cookbook.md", "prime-verifiers.md"):
         assert python_blocks(DOCS / "integrations" / name), name
+
+
+def documented_output(block: str) -> list[str]:
+    """The comment lines that end a block: what it prints (``# 0 ok 1.0 {...}``)."""
+    lines = block.rstrip().splitlines()
+    tail: list[str] = []
+    while lines and lines[-1].startswith("# "):
+        tail.insert(0, lines.pop()[2:])
+    return tail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("python-api.md", marks=pytest.mark.requires("bwrap")),  # sandboxed pytest
+        "integrations/verl.md",
+        "integrations/prime-verifiers.md",
+    ],
+)
+def test_examples_run_as_written(name: str, tmp_path: Path) -> None:
+    blocks = python_blocks(DOCS / name)
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(blocks)],
+        cwd=tmp_path,  # the verl example writes train.parquet
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    printed = done.stdout.splitlines()
+    for block in blocks:
+        for line in documented_output(block):
+            assert line in printed, f"{name} documents {line!r}; the example printed {printed}"

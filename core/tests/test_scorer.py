@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -168,6 +170,44 @@ def test_close_stops_the_worker_processes() -> None:
     assert worker_children()
     scorer.close()
     assert worker_children() == []
+
+
+EXIT_SCRIPT = """
+import sys
+from pathlib import Path
+
+from rl_verifier import Scorer, Verdict, Verifier
+from rl_verifier.plugins import get_plugins
+
+
+class Closing(Verifier):
+    name = "closing"
+
+    async def close(self) -> None:
+        Path(sys.argv[1]).write_text("closed")
+
+    def verify(self, task, completion):
+        return Verdict.ok(1.0)
+
+
+get_plugins().registry.add(Closing, "test", "0")
+scorer = Scorer("closing", executor="inline")
+print(scorer.score({"prompt": "p"}, "x").reward)  # and exit without closing it
+"""
+
+
+def test_scorers_left_open_are_closed_at_interpreter_exit(tmp_path: Path) -> None:
+    marker = tmp_path / "closed"
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT, str(marker)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1.0"
+    assert marker.read_text() == "closed"  # the opened verifier was closed at exit
 
 
 def test_without_a_spec_each_task_names_its_verifier() -> None:

@@ -84,9 +84,7 @@ def scorer_for(
         return _scorers[key]
 
 
-def make_task(
-    data_source: str, ground_truth: Any, extra_info: Mapping[str, Any] | None
-) -> Task:
+def make_task(data_source: str, ground_truth: Any, extra_info: Mapping[str, Any] | None) -> Task:
     """A task from verl's fields: ``ground_truth`` is the reference when it is a mapping
     (or a string holding a JSON object), else ``reference.answer``;
     ``extra_info.reference`` adds keys (``None`` values, which parquet gives the keys
