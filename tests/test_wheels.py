@@ -140,6 +140,27 @@ def test_wheel_metadata_for_the_package_index(folder: str, wheelhouse: Wheelhous
     assert repo_only_commands(description) == []
 
 
+CPU_TORCH = re.compile(
+    r"^pip install (torch\S*) --index-url https://download\.pytorch\.org/whl/cpu\n"
+    r"pip install rl-verifier-server$",
+    re.M,
+)
+
+
+def test_server_description_says_how_to_get_cpu_only_torch() -> None:
+    """Plain ``pip install rl-verifier-server`` resolves ~3 GB of CUDA wheels on Linux."""
+    with open(ROOT / "server" / "pyproject.toml", "rb") as f:
+        project = tomllib.load(f)["project"]
+    description = (ROOT / "server" / project["readme"]).read_text()  # the index page
+    match = CPU_TORCH.search(description)
+    assert match, "server/README.md: no CPU-only torch install before the server's"
+    wanted = Requirement(match.group(1))
+    declared = next(Requirement(r) for r in project["dependencies"] if r.startswith("torch"))
+    pins = [spec.version for spec in wanted.specifier if spec.operator == "=="]
+    assert wanted.name == "torch" and pins, wanted  # the pinned build the project uses
+    assert all(declared.specifier.contains(pin) for pin in pins), (wanted, declared)
+
+
 LINK_TARGET = re.compile(  # inline link, reference definition, HTML attribute
     r"\]\(\s*<?([^)\s>]*)|^ {0,3}\[[^\]]+\]:\s*(\S+)|(?:href|src)=[\"']([^\"']*)", re.M
 )
