@@ -77,8 +77,11 @@ def main() -> None:
     ]
     tallies, differ = parity.compare(official, cases)
     agreement = 1 - len(differ) / len(cases)
+    rejected = sum(t.rejected for t in tallies.values())
+    same_error = sum(t.same_error for t in tallies.values()) / max(rejected, 1)
     print(f"{len(cases):,} cases ({len(tallies)} categories), best of {args.repeat}; "
-          f"agreement {agreement:.4%}")  # fmt: skip
+          f"agreement {agreement:.4%}; same error type on {same_error:.4%} of "
+          f"{rejected:,} rejected by both")  # fmt: skip
     print(f"{'way':<34} {'wall s':>8} {'CPU s':>8} {'checks/s':>10} {'vs bfcl-eval':>13}")
     baseline = len(cases) / max(rows[0][1][1], 1e-9)
     for label, (wall, cpu) in rows:

@@ -93,6 +93,25 @@ def test_every_category_agrees_with_bfcl_eval(
     assert all(tally.cases > 0 for tally in tallies.values())
 
 
+def test_rejections_carry_bfcl_evals_error_type(
+    results: tuple[dict[str, parity.Tally], list[tuple[parity.Case, bool, bool]]],
+) -> None:
+    """Where both reject, info.error_type is the error type bfcl-eval's runner reports."""
+    tallies, _ = results
+    low = {
+        category: f"{tally.error_agreement:.4%} of {tally.rejected}"
+        for category, tally in tallies.items()
+        if tally.error_agreement < MIN_AGREEMENT
+    }
+    examples = [
+        f"{c.question['id']} {c.setting} {c.kind}: bfcl-eval {theirs}, ours {mine}"
+        for tally in tallies.values()
+        for c, theirs, mine in tally.error_examples[:3]
+    ]
+    assert not low, f"error types agree below {MIN_AGREEMENT:.1%}: {low}; e.g. {examples}"
+    assert all(tally.rejected > 0 for tally in tallies.values())
+
+
 def test_ground_truth_is_accepted_at_least_as_often_as_by_bfcl_eval(
     results: tuple[dict[str, parity.Tally], list[tuple[parity.Case, bool, bool]]],
 ) -> None:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rl_verifier.contracts import Completion, Task
@@ -138,15 +138,28 @@ class Official:
 
     def verdict(self, case: Case) -> bool:
         """Whether bfcl-eval accepts the case (its checker raising counts as a rejection)."""
+        return self.judgement(case) is None
+
+    def judgement(self, case: Case) -> str | None:
+        """None when bfcl-eval accepts the case, else the error type its evaluation runner
+        (``eval_runner``'s relevance and AST entry checks) reports; ``checker_error`` where
+        its checker raises."""
         try:
             decoded = self.decode(case)
+            failed = False
         except Exception:  # noqa: BLE001 - bfcl-eval: any decoding error is "decoder failed"
-            decoded = None
+            decoded, failed = None, True
         if case.category in RELEVANCE:
-            has_call = decoded is not None and not self.utils.is_empty_output(decoded)
-            return has_call == ("irrelevance" not in case.category)
-        if decoded is None or not self.utils.is_function_calling_format_output(decoded):
-            return False
+            has_call = not failed and not self.utils.is_empty_output(decoded)
+            if "irrelevance" in case.category:
+                return "irrelevance_error:decoder_success" if has_call else None
+            return None if has_call else "relevance_error:decoder_failed"
+        assert case.answer is not None, "an AST category has possible answers"
+        if failed:
+            return "ast_decoder:decoder_failed"
+        # a decoder that returns None (the JavaScript one, finding no call) is a wrong format
+        if not self.utils.is_function_calling_format_output(decoded):
+            return "ast_decoder:decoder_wrong_output_format"
         language = self.enums.Language(case.language)
         try:
             result = self.checker.ast_checker(
@@ -158,8 +171,8 @@ class Official:
                 MODELS[case.setting],
             )
         except Exception:  # noqa: BLE001 - bfcl-eval's checker raises on a few outputs
-            return False
-        return bool(result["valid"])
+            return "checker_error"
+        return None if result["valid"] else str(result["error_type"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -554,7 +567,7 @@ def python_cases(official: Official, category: str) -> Iterator[Case]:
         official.questions(category), official.answers(category), strict=True
     ):
         truth = truth_calls(answer["ground_truth"])
-        base = {"category": category, "question": question, "answer": answer}
+        base: dict[str, Any] = {"category": category, "question": question, "answer": answer}
         text = _text(truth)
         yield Case(kind="ground_truth", setting="prompt", text=text, **base)
         for kind, mutate in {**MUTATIONS, **TEXT_MUTATIONS}.items():
@@ -778,7 +791,7 @@ def source_cases(official: Official, category: str) -> Iterator[Case]:
     for question, answer in zip(
         official.questions(category), official.answers(category), strict=True
     ):
-        base = {"category": category, "question": question, "answer": answer}
+        base: dict[str, Any] = {"category": category, "question": question, "answer": answer}
         truth = source_calls(truth_calls(answer["ground_truth"]), question, language)
         text = source_text(truth)
         yield Case(kind="ground_truth", setting="prompt", text=text, **base)
@@ -808,7 +821,7 @@ def _placeholder(spec: dict[str, Any]) -> Any:
 
 def relevance_cases(official: Official, category: str) -> Iterator[Case]:
     for question in official.questions(category):
-        base = {"category": category, "question": question, "answer": None}
+        base: dict[str, Any] = {"category": category, "question": question, "answer": None}
         doc = (question["function"] or [{"name": "lookup", "parameters": {}}])[0]
         required = doc["parameters"].get("required", [])
         properties = doc["parameters"].get("properties", {})
@@ -850,6 +863,11 @@ _VERIFIERS: dict[str, ToolCallsVerifier] = {}
 
 def ours(case: Case) -> bool:
     """Whether BFCL mode accepts the case (reward 1 with status ok)."""
+    return our_judgement(case) is None
+
+
+def our_judgement(case: Case) -> str | None:
+    """None when BFCL mode accepts the case, else its ``info.error_type``."""
     verifier = _VERIFIERS.get(case.setting)
     if verifier is None:
         verifier = ToolCallsVerifier({"mode": "bfcl", "bfcl": SETTINGS[case.setting]})
@@ -858,7 +876,9 @@ def ours(case: Case) -> bool:
     verdict = verifier.verify(task, Completion(task_id=task.id, completion=case.completion()))
     if verdict.status.value != "ok":
         raise AssertionError(f"{case.question['id']} {case.kind}: {verdict.status} {verdict.error}")
-    return verdict.reward == 1.0
+    if verdict.reward == 1.0:
+        return None
+    return str(verdict.info.get("error_type"))
 
 
 @dataclass
@@ -870,21 +890,35 @@ class Tally:
     truth: int = 0
     truth_official: int = 0
     truth_ours: int = 0
+    rejected: int = 0  # cases both checkers reject
+    same_error: int = 0  # ... with the same error type
+    error_examples: list[tuple[Case, str, str]] = field(default_factory=list)
 
     @property
     def agreement(self) -> float:
         return self.agree / self.cases if self.cases else 1.0
 
+    @property
+    def error_agreement(self) -> float:
+        return self.same_error / self.rejected if self.rejected else 1.0
+
 
 def compare(
     official: Official, cases: list[Case]
 ) -> tuple[dict[str, Tally], list[tuple[Case, bool, bool]]]:
-    """Per-category agreement and every disagreement (case, official, ours)."""
+    """Per-category agreement (of verdicts, and of error types where both reject) and every
+    disagreement of verdicts (case, official, ours)."""
     tallies: dict[str, Tally] = {c: Tally() for c in CATEGORIES}
     differ: list[tuple[Case, bool, bool]] = []
     for case in cases:
-        theirs, mine = official.verdict(case), ours(case)
+        their_error, my_error = official.judgement(case), our_judgement(case)
+        theirs, mine = their_error is None, my_error is None
         tally = tallies[case.category]
+        if their_error is not None and my_error is not None:
+            tally.rejected += 1
+            tally.same_error += their_error == my_error
+            if their_error != my_error and len(tally.error_examples) < 10:
+                tally.error_examples.append((case, their_error, my_error))
         tally.cases += 1
         tally.agree += theirs == mine
         if case.kind == "ground_truth" and case.setting == "prompt":

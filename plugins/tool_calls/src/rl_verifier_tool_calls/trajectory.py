@@ -15,6 +15,7 @@ from rl_verifier import (
     strip_tool_calls,
     tagged_tool_calls,
 )
+from rl_verifier.toolcalls import UNTERMINATED
 
 RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 RESPONSE_TAG = "<tool_response>"
@@ -69,7 +70,7 @@ def _from_messages(messages: list[tuple[str, str, Any, Any]]) -> Trajectory:
                 result.fabricated_output = True
             calls, unterminated = tagged_tool_calls(text)
             if unterminated and result.format_error is None:
-                result.format_error = "unterminated <tool_call>: no closing </tool_call>"
+                result.format_error = UNTERMINATED
             if isinstance(tool_calls, list):
                 calls += openai_tool_calls(tool_calls)
             if isinstance(function_call, dict):
