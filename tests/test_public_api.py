@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,20 @@ def test_plugin_imports_only_public_names(plugin: Path) -> None:
             if private:
                 problems.append(f"{where}: {module} does not export {', '.join(private)}")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
+def test_a_plugins_folder_distribution_import_and_entry_point_share_one_name(
+    plugin: Path,
+) -> None:
+    project = tomllib.loads((plugin / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "rl-verifier-" + plugin.name.replace("_", "-")
+    assert [p.parent.name for p in (plugin / "src").glob("*/__init__.py")] == [
+        f"rl_verifier_{plugin.name}"
+    ]
+    assert project["entry-points"]["rl_verifier"] == {
+        plugin.name: f"rl_verifier_{plugin.name}.plugin"
+    }
 
 
 def test_every_public_name_exists() -> None:
