@@ -273,3 +273,17 @@ def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None
                 verifier="exact_match", model="rlv/tiny-chat", environment="nope", max_turns=2
             )
         )
+
+
+def test_the_cli_and_the_builder_page_take_their_defaults_from_the_request() -> None:
+    from rl_verifier.cli import cli
+    from rl_verifier.train.new_loop import request_defaults
+    from rl_verifier.web.app import options
+
+    defaults = request_defaults()
+    flags = {p.name: p.default for p in cli.commands["new"].params if p.name in defaults}
+    assert set(flags) == set(defaults)  # every optional request field is a flag
+    for name, value in flags.items():
+        assert value == defaults[name] or (name == "force" and not defaults[name]), name
+    page = {k: v for k, v in options()["defaults"].items() if k != "model"}
+    assert page == {k: v for k, v in defaults.items() if k != "force"}
