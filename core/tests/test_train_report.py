@@ -180,6 +180,15 @@ def test_sparse_and_duplicate_steps_still_report(tmp_path: Path) -> None:
     assert re.search(r"first 3 steps</th><td[^>]*>0\.900<", text)  # the later step 1 wins
 
 
+def test_a_line_torn_by_a_killed_run_is_left_out_as_resume_does(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    run = _make_run(tmp_path)
+    with (run / "metrics.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write('{"step": 20, "phase": "rl", "reward_me')  # no newline: torn
+    _png, page = write_report(run)
+    assert "20 (steps 0–19, 3 warmup)" in page.read_text("utf-8")
+
+
 def test_import_has_no_plotting_side_effects(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     run = _make_run(tmp_path)
