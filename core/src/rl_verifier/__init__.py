@@ -34,6 +34,7 @@ from rl_verifier.reward import Reward
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.toolcalls import (
     OPEN_TAG,
+    UNTERMINATED,
     CallSyntaxError,
     ToolCall,
     bracketed,
@@ -51,6 +52,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "OPEN_TAG",
+    "UNTERMINATED",
     "BatchResult",
     "CallSyntaxError",
     "ChatMessage",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rl_verifier import (
+    UNTERMINATED,
     ChatMessage,
     Text,
     ToolCall,
@@ -15,7 +16,6 @@ from rl_verifier import (
     strip_tool_calls,
     tagged_tool_calls,
 )
-from rl_verifier.toolcalls import UNTERMINATED
 
 RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 RESPONSE_TAG = "<tool_response>"
