@@ -7,6 +7,7 @@ the input itself.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import urllib.parse
@@ -135,7 +136,13 @@ NAMES = st.one_of(
     ),
     st.text(alphabet="._-:/\\ ~aZ09%é\x00", max_size=10),
 )  # fmt: skip
-KINDS = st.sampled_from(["weights", "sampler_weights", "..", ".", ""])
+KINDS = st.sampled_from(["weights", "sampler_weights", "external_weights", "..", ".", ""])
+
+
+def encoded(component: str) -> str:
+    """A URL path component with every byte but letters, digits, ``-_:`` percent-encoded (dots
+    too, so the client does not fold ``.``/``..`` away before the server sees them)."""
+    return urllib.parse.quote(component, safe=":").replace(".", "%2E")
 
 
 @dataclass
@@ -185,6 +192,10 @@ def test_no_call_touches_anything_but_the_one_checkpoint_it_names(
     api = hardened.api
     run = arena.model_id if run == "MODEL" else run
     path = f"tinker://{run}/{kind}/{name}"
+    named = f"data/runs/{run}/{kind}/{name}"
+    checkpoint = "/".join(
+        ["training_runs", encoded(run), "checkpoints", encoded(kind), encoded(name)]
+    )
     calls: list[tuple[str, dict[str, Any], str | None]] = [
         # (route, body, the folder it may write: runs/RUN/KIND/NAME)
         (
@@ -211,17 +222,25 @@ def test_no_call_touches_anything_but_the_one_checkpoint_it_names(
         ),
         ("create_model", {"session_id": name, "model_seq_id": 0, "base_model": "x"}, None),
         ("create_model", {"session_id": run, "model_seq_id": 0, "base_model": name}, None),
+        ("PUT " + checkpoint + "/ttl", {"ttl_seconds": 10**6}, named),
+        ("DELETE " + checkpoint, {}, named),  # last: it may remove the one checkpoint named
     ]
     for route, body, target in calls:
         if "model_id" in body:
             body["seq_id"] = api.next_seq(arena.model_id)
         before = tree(hardened.root)
-        answer = api.call(route, body)
+        if " " in route:
+            method, url = route.split(" ", 1)
+            content = json.dumps(body).encode() if body else None
+            answer = api.settle(api.http.request(method, f"/api/v1/{url}", content=content))
+        else:
+            answer = api.call(route, body)
         after = tree(hardened.root)
         assert answer.status < 500 and answer.category != "server", (route, body, answer)
         moved = changed(before, after)
         if target is not None and answer.accepted:
-            assert answer.value["path"] == f"tinker://{target.split('/', 2)[2]}"
+            if route.startswith("save"):
+                assert answer.value["path"] == f"tinker://{target.split('/', 2)[2]}"
             # the checkpoint's folder and files, and the folders above it (a new entry)
             assert all(
                 p == target or p.startswith(target + "/") or target.startswith(p + "/")
@@ -236,6 +255,14 @@ def test_no_call_touches_anything_but_the_one_checkpoint_it_names(
     for route in (f"training_runs/{run}", f"training_runs/{run}/checkpoints"):
         response = api.http.get("/api/v1/" + urllib.parse.quote(route, safe="/:"))
         assert response.status_code < 500
+    runs = hardened.data / "runs" / arena.model_id
+    for route, folder, name in [
+        ("save_weights", "weights", "existing"),
+        ("save_weights_for_sampler", "sampler_weights", "other"),
+    ]:  # a checkpoint the DELETE above removed (the one it named) comes back for the next run
+        if not (runs / folder / name / "checkpoint.json").exists():
+            body = {"model_id": arena.model_id, "seq_id": api.next_seq(arena.model_id)}
+            assert api.call(route, {**body, "path": name}).accepted
 
 
 # Base models ------------------------------------------------------------------------------
