@@ -208,6 +208,11 @@ def test_no_call_touches_anything_but_the_one_checkpoint_it_names(
             {"model_id": arena.model_id, "path": name},
             f"data/runs/{arena.model_id}/sampler_weights/{name}",
         ),
+        (
+            "save_weights_external",
+            {"model_id": arena.model_id, "path": name},
+            f"data/runs/{arena.model_id}/external_weights/{name}",
+        ),
         ("load_weights", {"model_id": arena.model_id, "path": path, "optimizer": True}, None),
         ("weights_info", {"tinker_path": path}, None),
         ("create_sampling_session", {"session_id": arena.session, "model_path": path}, None),
