@@ -1,4 +1,5 @@
-"""Malformed requests on every route: always a 4xx (or a user error), never a 5xx.
+"""Malformed requests on every route (POST, PUT and DELETE): always a 4xx (or a user error),
+never a 5xx.
 
 Bodies: random bytes, truncated and mistyped JSON, deep nesting, bad UTF-8, zstd garbage,
 and real request bodies (JSON and protobuf) truncated, bit-flipped and with each field
@@ -174,6 +175,28 @@ def test_malformed_requests_on_every_route_get_4xx_and_the_server_keeps_serving(
             for mutant in mutants(seed):
                 answer = api.call(target, fresh_seq(mutant))
                 check(f"POST {target} {json.dumps(mutant)[:160]}", answer, must_refuse=False)
+
+    # PUT ttl on a real checkpoint, and DELETE of a missing one, with the same kinds of body
+    # (a DELETE's body is ignored: it is answered 404).
+    checkpoint = "training_runs/{}/checkpoints/{}".format(*path.split("://")[1].split("/", 1))
+    ttl = json.dumps({"ttl_seconds": 7200}).encode()
+    refused = GARBAGE + [rng.randbytes(rng.randrange(1, 300)) for _ in range(4)]
+    refused += [ttl[:cut] for cut in range(1, len(ttl))]
+    wrong = [json.dumps(m).encode() for m in mutants({"ttl_seconds": 7200})]
+    absent = f"training_runs/{model_id}/checkpoints/weights/absent"
+    sends = [("PUT", f"{checkpoint}/ttl", body, True) for body in refused]
+    sends += [("PUT", f"{checkpoint}/ttl", body, False) for body in wrong]
+    sends += [("DELETE", absent, body, True) for body in refused]
+    for method, url, body, must_refuse in sends:
+        response = api.http.request(method, f"/api/v1/{url}", content=body)
+        check(f"{method} {url} {body[:40]!r}", api.settle(response), must_refuse)
+    zstd = api.http.put(
+        f"/api/v1/{checkpoint}/ttl",
+        content=b"\x28\xb5\x2f\xfd junk",
+        headers={"Content-Encoding": "zstd"},
+    )
+    check("PUT ttl zstd", api.settle(zstd), must_refuse=True)
+    assert api.http.put(f"/api/v1/{checkpoint}/ttl", content=ttl).status_code == 200
 
     # A model whose requests all count as late (run at once, in arrival order): its first
     # request skipped far ahead, so bit flips in seq_id never wait for missing ones.
