@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -52,13 +51,10 @@ def test_canonical_solutions_all_pass(
         (task, f"```python\n{row['prompt']}{row['canonical_solution']}```")
         for task, row in problems
     ]
-    start = time.perf_counter()
     scores = score_once(verifier, pairs)
-    elapsed = time.perf_counter() - start
     failed = [(s.task_id, s.status, s.info, s.error) for s in scores if s.reward != 1.0]
     assert not failed, failed[:5]
     assert all(s.status is Status.OK for s in scores)
-    assert elapsed < 60, f"164 samples took {elapsed:.1f}s"
 
 
 def test_body_only_completion_gets_the_prompt_prepended(

@@ -139,7 +139,6 @@ class VerifierContract:
         verifier = self.make(timeout_s=1e-4)
         [score] = score_once(verifier, [(case.task, case.completion)], "process", workers=1)
         assert score.status in (Status.TIMEOUT, case.status), score.error
-        assert score.elapsed_s < 10
 
     def test_junk_never_raises_and_is_judged(self) -> None:
         task = self._checked_cases()[0].task
