@@ -7,6 +7,7 @@ import os
 import socket
 from typing import Any
 
+from rl_verifier_sandbox._pids import pid_alive
 from rl_verifier_sandbox.api import SandboxUnavailable
 from rl_verifier_sandbox.image import DEFAULT_IMAGE, IMAGE_ENV, docker_module
 
@@ -66,18 +67,8 @@ def reap_stale(client: Any = None) -> int:
     with contextlib.suppress(Exception):
         for container in client.containers.list(filters={"label": OWNER_LABEL}):
             owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
-            if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+            if owner_host == host and pid.isdigit() and not pid_alive(int(pid)):
                 with contextlib.suppress(Exception):
                     container.kill()
                     killed += 1
     return killed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -31,6 +31,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rl_verifier_sandbox._pids import pid_alive
+
 log = logging.getLogger(__name__)
 
 ENV = "RLV_SANDBOX_CGROUP"  # auto (default), v2, v1 or off
@@ -399,21 +401,11 @@ def sweep_stale(host: CgroupHost) -> int:
         with contextlib.suppress(OSError):
             for name in os.listdir(parent):
                 match = pattern.fullmatch(name)
-                if not match or _alive(int(match.group(1))):
+                if not match or pid_alive(int(match.group(1))):
                     continue
                 JobCgroup(host, name, existing=True).close()
                 removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _mode() -> str:
