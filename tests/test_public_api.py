@@ -1,5 +1,6 @@
-"""Plugins use only public names: ``rl_verifier`` (and its test kit and training API) and
-``rl_verifier_sandbox``'s package namespace, never the modules behind them."""
+"""Plugins, the sandbox and the server use only public names: ``rl_verifier`` (and its test
+kit, training API and CLI support) and ``rl_verifier_sandbox``'s package namespace, never the
+modules behind them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import rl_verifier
+import rl_verifier.cli_support
 import rl_verifier.train
 import rl_verifier_sandbox
 
@@ -18,13 +20,17 @@ PUBLIC_MODULES = {
     "rl_verifier": set(rl_verifier.__all__),
     "rl_verifier.testing": None,  # the test kit, public as a whole
     "rl_verifier.train": set(rl_verifier.train.__all__),
+    "rl_verifier.cli_support": set(rl_verifier.cli_support.__all__),
     "rl_verifier_sandbox": set(rl_verifier_sandbox.__all__),
 }
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "src").is_dir())
+# Every distribution apart from the core: each may import only the public names of others.
+CLIENTS = [*PLUGINS, ROOT / "sandbox", ROOT / "server"]
 
 
-def imports_of(path: Path) -> list[tuple[int, str, list[str]]]:
-    """(line, module, names) of every import of a core or sandbox module in ``path``."""
+def imports_of(path: Path, own: str) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every import of a core or sandbox module in ``path``, whose
+    own package ``own`` is left out."""
     found: list[tuple[int, str, list[str]]] = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -36,14 +42,16 @@ def imports_of(path: Path) -> list[tuple[int, str, list[str]]]:
         else:
             continue
         found.append((node.lineno, module, names))
-    return [f for f in found if f[1].split(".")[0] in ("rl_verifier", "rl_verifier_sandbox")]
+    foreign = {"rl_verifier", "rl_verifier_sandbox"} - {own}
+    return [f for f in found if f[1].split(".")[0] in foreign]
 
 
-@pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
-def test_plugin_imports_only_public_names(plugin: Path) -> None:
+@pytest.mark.parametrize("client", CLIENTS, ids=[p.name for p in CLIENTS])
+def test_imports_only_public_names_of_other_packages(client: Path) -> None:
     problems = []
-    for path in sorted((plugin / "src").rglob("*.py")):
-        for line, module, names in imports_of(path):
+    [package] = [p.parent.name for p in (client / "src").glob("*/__init__.py")]
+    for path in sorted((client / "src").rglob("*.py")):
+        for line, module, names in imports_of(path, package):
             where = f"{path.relative_to(ROOT)}:{line}"
             if module not in PUBLIC_MODULES:
                 problems.append(f"{where}: imports private module {module}")
@@ -70,7 +78,7 @@ def test_a_plugins_folder_distribution_import_and_entry_point_share_one_name(
 
 
 def test_every_public_name_exists() -> None:
-    for module in (rl_verifier, rl_verifier.train, rl_verifier_sandbox):
+    for module in (rl_verifier, rl_verifier.train, rl_verifier.cli_support, rl_verifier_sandbox):
         for name in module.__all__:
             assert getattr(module, name, None) is not None, f"{module.__name__}.{name}"
 

@@ -1,11 +1,13 @@
 """rl-verifier: plugin-based verifiers that turn checks into RL rewards.
 
 The names below are the public API: plugins and programs import from here (and from
-``rl_verifier.testing`` for tests, ``rl_verifier.train`` for training environments).
-The modules behind them are private and may change.
+``rl_verifier.testing`` for tests, ``rl_verifier.train`` for training environments,
+``rl_verifier.cli_support`` for commands added to ``rlv``). The modules behind them are
+private and may change.
 """
 
 from rl_verifier.answers import normalise_answer, reference_answers
+from rl_verifier.atomic import publish_directory, replace_directory, write_text
 from rl_verifier.contracts import (
     ChatMessage,
     Completion,
@@ -93,10 +95,13 @@ __all__ = [
     "parse_bfcl_json_calls",
     "parse_python_calls",
     "parse_tool_calls",
+    "publish_directory",
     "reference_answers",
     "register_loss",
+    "replace_directory",
     "reward_for",
     "score_batch",
     "strip_tool_calls",
     "tagged_tool_calls",
+    "write_text",
 ]

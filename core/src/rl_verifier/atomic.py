@@ -3,11 +3,13 @@
 Every write goes to a hidden temporary sibling, is flushed to disk, and is moved into
 place with ``os.replace`` (atomic on one filesystem). A crash leaves at most a
 temporary file beside the target, never a half-written target. Whole directories are
-written aside and moved into place with ``replace_directory``.
+written aside and moved into place with ``replace_directory``, or built aside and
+published once with ``publish_directory``.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
 import shutil
@@ -103,3 +105,38 @@ def replace_directory(
         os.replace(aside, target)
         raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+@contextmanager
+def publish_directory(
+    target: Path,
+    accept_existing: Callable[[Path], bool] | None = None,
+    clear_stale: bool = False,
+) -> Iterator[Path]:
+    """Build a directory aside and rename it to ``target`` in one step when the block succeeds.
+
+    Yields a new empty folder, the hidden sibling ``.NAME.tmp-XXXXXXXX`` (missing parents
+    are made), for the block to fill. On success it becomes ``target`` (an empty folder
+    there is replaced); when the block raises, it is removed and ``target`` is untouched.
+    When the rename fails because another publisher got there first, ``accept_existing``
+    judges their ``target``: true keeps theirs and discards ours without an error; false,
+    or no ``accept_existing``, raises the rename's ``OSError``. ``clear_stale`` first
+    removes the staging folders of killed publishers: only for a caller holding a lock
+    that keeps other publishers of ``target`` out.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{target.name}.tmp-"
+    if clear_stale:
+        for stale in target.parent.glob(glob.escape(prefix) + "*"):
+            shutil.rmtree(stale, ignore_errors=True)
+    staging = target.with_name(prefix + secrets.token_hex(4))
+    staging.mkdir()
+    try:
+        yield staging
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if accept_existing is None or not accept_existing(target):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

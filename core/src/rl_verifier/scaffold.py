@@ -9,14 +9,13 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from string import Template
 
 from rl_verifier import __version__
+from rl_verifier.atomic import publish_directory
 from rl_verifier.errors import UserError
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
@@ -291,17 +290,9 @@ def create_plugin(name: str, directory: Path | None = None) -> Path:
     target = directory or Path(names.dist)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UserError(f"{target} exists and is not an empty directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".rlv-new-", dir=target.parent))
-    try:
+    with publish_directory(target) as staging:  # replaces an empty folder there
         for relative, text in FILES.items():
             path = staging / Template(relative).substitute(values)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(Template(text).substitute(values), encoding="utf-8")
-        if target.exists():
-            target.rmdir()
-        staging.rename(target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_sandbox import pyenv
 
 SUITE = "bookworm"

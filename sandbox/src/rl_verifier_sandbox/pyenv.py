@@ -13,7 +13,6 @@ import importlib.util
 import os
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,19 +70,21 @@ def build_site_dir(root: Path | None = None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.is_dir():
             return target
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        for src in sources:
-            if src.is_dir():
-                shutil.copytree(src, tmp / src.name, ignore=ignore)
-            else:
-                shutil.copy2(src, tmp / src.name)
-        shutil.copy2(SERVER_SCRIPT, tmp / SERVER_SCRIPT.name)
-        for dirpath, _dirnames, filenames in os.walk(tmp):
-            os.chmod(dirpath, 0o755)
-            for f in filenames:
-                os.chmod(os.path.join(dirpath, f), 0o644)
-        os.rename(tmp, target)
+        # On first build only: importing the core is more than the sandbox needs otherwise.
+        from rl_verifier import publish_directory
+
+        with publish_directory(target) as tmp:
+            ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+            for src in sources:
+                if src.is_dir():
+                    shutil.copytree(src, tmp / src.name, ignore=ignore)
+                else:
+                    shutil.copy2(src, tmp / src.name)
+            shutil.copy2(SERVER_SCRIPT, tmp / SERVER_SCRIPT.name)
+            for dirpath, _dirnames, filenames in os.walk(tmp):
+                os.chmod(dirpath, 0o755)
+                for f in filenames:
+                    os.chmod(os.path.join(dirpath, f), 0o644)
     return target
 
 

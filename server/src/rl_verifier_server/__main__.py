@@ -2,8 +2,8 @@
 
 import sys
 
-from rl_verifier.cli import main
+from rl_verifier.cli_support import rlv_main
 
 if __name__ == "__main__":
     sys.argv = ["rlv", "serve", *sys.argv[1:]]
-    main()
+    rlv_main()

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server import handlers, session_calls
 from rl_verifier_server.access_log import LogFailures
 from rl_verifier_server.auth import RequireApiKey

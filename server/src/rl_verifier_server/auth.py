@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rl_verifier.access import key_matches
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
+from rl_verifier.cli_support import key_matches
 
 KEY_HEADER = b"x-api-key"
 KEYS_VARIABLE = "RLV_SERVE_API_KEYS"

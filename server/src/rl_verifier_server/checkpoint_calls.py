@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.checkpoint_store import CheckpointRef, check_ttl
 from rl_verifier_server.export import parse_recipients, write_export

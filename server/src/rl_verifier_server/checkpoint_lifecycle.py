@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.checkpoint_store import META, CheckpointRef, check_ttl
 from rl_verifier_server.downloads import VALID_FOR
 from rl_verifier_server.errors import StatusError

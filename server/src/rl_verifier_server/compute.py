@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.futures import FutureTable, Outcome
 from rl_verifier_server.ordering import SequencedQueue
 

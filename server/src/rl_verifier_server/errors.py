@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 
 class StatusError(UserError):

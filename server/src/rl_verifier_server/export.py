@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.atomic import replace_directory
-from rl_verifier.errors import UserError
+from rl_verifier import UserError, replace_directory
 
 WEIGHTS_FILE = "adapter_model.safetensors"
 CONFIG_FILE = "adapter_config.json"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.checkpoint_store import KINDS, CheckpointRef, CheckpointStore
 from rl_verifier_server.export import EXPORTED_FILES, export_adapter
 from rl_verifier_server.paths import default_data_dir

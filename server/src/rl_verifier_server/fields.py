@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 MISSING: Any = object()
 MAX_INT = 2**63 - 1

@@ -15,10 +15,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import uuid
 from pathlib import Path
 
-from rl_verifier.atomic import write_text
+from rl_verifier import publish_directory, write_text
 
 # What a loader reads; bookkeeping files of the builder stay out.
 MODEL_FILES = (
@@ -52,18 +51,10 @@ def publish(model_dir: Path, repo_id: str, cache: Path | None = None) -> Path:
     repo = (cache or hub_cache()) / f"models--{repo_id.replace('/', '--')}"
     snapshot = repo / "snapshots" / revision
     if not snapshot.is_dir():
-        staging = snapshot.parent / f".{revision}.tmp-{uuid.uuid4().hex[:8]}"
-        staging.mkdir(parents=True)
-        try:
+        # Another process may publish the same files first: its snapshot will do.
+        with publish_directory(snapshot, accept_existing=Path.is_dir) as staging:
             for path in files:
                 shutil.copy2(path, staging / path.name)
-            try:
-                os.rename(staging, snapshot)
-            except OSError:  # another process published the same files first
-                if not snapshot.is_dir():
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     ref = repo / "refs" / "main"
     if not ref.is_file() or ref.read_text() != revision:
         ref.parent.mkdir(parents=True, exist_ok=True)

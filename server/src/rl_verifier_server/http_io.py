@@ -10,7 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.limits import too_large
 
 

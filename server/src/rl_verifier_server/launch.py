@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 
 class LocalServer:

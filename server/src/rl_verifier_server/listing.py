@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.checkpoint_store import KINDS, CheckpointRef, CheckpointStore
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.names import check_name

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.hf_cache import publish
 from rl_verifier_server.tiny_model import TINY_MODEL_NAME, builtin_models, ensure_tiny_model
 

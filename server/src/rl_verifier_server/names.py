@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 MAX_NAME_LENGTH = 128
 NAME_CHARS = re.compile(r"[A-Za-z0-9._:\-]+")

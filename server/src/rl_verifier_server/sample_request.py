@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.limits import Limits
 

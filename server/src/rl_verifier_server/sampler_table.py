@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost

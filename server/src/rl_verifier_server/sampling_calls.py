@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.checkpoint_store import CheckpointRef
 from rl_verifier_server.futures import Outcome

@@ -18,10 +18,8 @@ from typing import IO
 
 import uvicorn
 
-from rl_verifier.access import is_loopback
-from rl_verifier.atomic import write_text
-from rl_verifier.errors import UserError
-from rl_verifier.listen import bind_listener
+from rl_verifier import UserError, write_text
+from rl_verifier.cli_support import bind_listener, is_loopback
 from rl_verifier_server.app import build_app
 from rl_verifier_server.auth import KEYS_VARIABLE
 from rl_verifier_server.limits import Limits

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime import DatumIn, SampledSequence
 
 KEEP_S = 24 * 3600.0

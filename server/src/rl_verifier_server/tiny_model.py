@@ -33,14 +33,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import zlib
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.atomic import write_text
+from rl_verifier import publish_directory, write_text
 
 TINY_MODEL_NAME = "rlv/tiny-chat"
 # Bump whenever the recipe below (corpus, tokenizer settings, architecture, init) changes, so
@@ -136,24 +135,12 @@ def ensure_tiny_model(cache_dir: Path | None = None) -> Path:
     with _exclusive_lock(target.parent / f".{target.name}.lock") as locked:
         if _is_complete(target):  # another process finished it while we waited
             return target
-        tmp_prefix = f".{target.name}.tmp-"
-        if locked:  # no other builder is running: anything half-built is a leftover
-            for stale in target.parent.glob(tmp_prefix + "*"):
-                shutil.rmtree(stale, ignore_errors=True)
         if target.exists():  # incomplete, and not made by this function: start over
             shutil.rmtree(target)
-        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix, dir=target.parent))
-        try:
+        # Locked, no other builder is running: anything half-built is a leftover. Without a
+        # lock (no fcntl) another builder may win the rename; its build is byte-identical.
+        with publish_directory(target, accept_existing=_is_complete, clear_stale=locked) as tmp:
             build_tiny_model(tmp)
-            try:
-                os.rename(tmp, target)
-            except OSError:
-                # Without a lock (no fcntl) another builder may have won the rename; its
-                # build is byte-identical, so use it.
-                if not _is_complete(target):
-                    raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 

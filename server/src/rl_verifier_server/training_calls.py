@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.futures import Outcome
 from rl_verifier_server.runtime import AdamParams, LoraSpec

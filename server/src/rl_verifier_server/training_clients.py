@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.compute import ComputeThread
 from rl_verifier_server.errors import StatusError

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from tinker.proto import tinker_public_pb2 as pb
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence
 from rl_verifier_server.stability import Provenance, Span
 

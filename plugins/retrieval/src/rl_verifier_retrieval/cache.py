@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from rl_verifier import UserError
+from rl_verifier import UserError, publish_directory
 from rl_verifier_retrieval.index import BM25Index, load_corpus, resolve_backend
 
 
@@ -46,14 +44,8 @@ def open_corpus_index(
     if (target / "meta.json").exists():
         return BM25Index.load(target)
     index = BM25Index.build(load_corpus(corpus), backend, k1, b)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
+    # A read-only location, or another worker won the race (with the same index): this
+    # worker goes on with the copy in memory.
+    with contextlib.suppress(OSError), publish_directory(target) as staging:
         index.save(staging)
-        try:
-            os.replace(staging, target)
-        except OSError:  # another worker won the race
-            shutil.rmtree(staging, ignore_errors=True)
-    except OSError:
-        return index  # read-only location: work from memory
     return index

@@ -25,8 +25,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from rl_verifier.atomic import replace_directory, write_text
-from rl_verifier.errors import UserError
+from rl_verifier import UserError, replace_directory, write_text
 from rl_verifier_server.runtime.types import AdapterInfo, AdapterLayout, LoraSpec
 from rl_verifier_server.testhooks import pause_point
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime.losses import CLIP_INPUTS, SEQUENCE_INPUTS, LossDef
 from rl_verifier_server.runtime.types import DatumIn
 

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime.logprobs import token_logprobs
 from rl_verifier_server.runtime.types import SampledSequence
 

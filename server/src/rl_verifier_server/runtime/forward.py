@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime.datums import PreparedDatum, prepare_datum
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.logprobs import token_logprobs

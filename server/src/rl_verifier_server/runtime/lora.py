@@ -19,7 +19,7 @@ import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from torch import nn
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime.types import AdapterLayout, LoraSpec
 
 ATTN_LEAVES = ("q_proj", "k_proj", "v_proj", "o_proj")

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime.types import AdamParams
 
 _STATE_FIELDS = ("step", "exp_avg", "exp_avg_sq")

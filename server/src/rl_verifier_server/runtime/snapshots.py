@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime import adapter_files
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.lora import lora_config

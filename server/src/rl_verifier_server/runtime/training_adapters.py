@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_server.runtime import adapter_files, optim
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.lora import DEFAULT_LORA_ALPHA, lora_config

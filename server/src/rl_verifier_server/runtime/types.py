@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 
 
 @dataclass(frozen=True)
