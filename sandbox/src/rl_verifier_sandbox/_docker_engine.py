@@ -10,6 +10,7 @@ from typing import Any
 from rl_verifier_sandbox._pids import pid_alive
 from rl_verifier_sandbox.api import SandboxUnavailable
 from rl_verifier_sandbox.image import DEFAULT_IMAGE, IMAGE_ENV, docker_module
+from rl_verifier_sandbox.image import connect as connect  # the backend's one way in
 
 OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
 
@@ -17,21 +18,6 @@ OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process t
 def owner() -> str:
     """This process's ``OWNER_LABEL`` value."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def connect() -> Any:
-    """A client of the engine ``DOCKER_HOST`` (or the local socket) names, which answered."""
-    try:
-        docker = docker_module()
-    except ImportError as exc:
-        msg = "the 'docker' package is not installed (extra: docker)"
-        raise SandboxUnavailable(msg) from exc
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:
-        raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
-    return client
 
 
 def require_image(client: Any, image: str) -> None:

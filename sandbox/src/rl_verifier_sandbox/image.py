@@ -33,6 +33,7 @@ from typing import Any
 
 from rl_verifier import UserError
 from rl_verifier_sandbox import pyenv
+from rl_verifier_sandbox.api import SandboxUnavailable
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
@@ -67,18 +68,27 @@ def docker_module() -> Any:
     return importlib.import_module("docker")
 
 
-def docker_client() -> Any:
-    """A client for the engine ``DOCKER_HOST`` (or the local socket) names; UserError if none."""
+def connect() -> Any:
+    """A client of the engine ``DOCKER_HOST`` (or the local socket) names, which answered."""
     try:
         docker = docker_module()
     except ImportError as exc:
-        raise UserError("the 'docker' package is not installed (extra: docker)") from exc
+        msg = "the 'docker' package is not installed (extra: docker)"
+        raise SandboxUnavailable(msg) from exc
     try:
         client = docker.from_env()
         client.ping()
     except Exception as exc:
-        raise UserError(f"no Docker engine reachable: {exc}") from exc
+        raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
     return client
+
+
+def docker_client() -> Any:
+    """``connect()`` for a command: no engine is the user's error, said in one line."""
+    try:
+        return connect()
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from exc
 
 
 def has_image(client: Any, name: str) -> bool:
