@@ -141,3 +141,23 @@ def test_stale_staging_folders_are_cleared_only_when_asked(tmp_path: Path) -> No
     with publish_directory(tmp_path / "model", clear_stale=True):
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.tmp-0000beef", "model"]
+
+
+def test_a_replacing_publisher_swaps_the_old_folder_whole(tmp_path: Path) -> None:
+    target = tmp_path / "adapter"
+    target.mkdir()
+    (target / "old.bin").write_text("old")
+    with publish_directory(target, replace=True) as staging:
+        (staging / "new.bin").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["new.bin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adapter"]
+
+    def killed_mid_write() -> None:
+        with publish_directory(target, replace=True) as staging:
+            (staging / "half.bin").write_text("half")
+            raise RuntimeError("killed mid-write")
+
+    with pytest.raises(RuntimeError):
+        killed_mid_write()
+    assert sorted(p.name for p in target.iterdir()) == ["new.bin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adapter"]

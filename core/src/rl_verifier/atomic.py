@@ -112,6 +112,7 @@ def publish_directory(
     target: Path,
     accept_existing: Callable[[Path], bool] | None = None,
     clear_stale: bool = False,
+    replace: bool = False,
 ) -> Iterator[Path]:
     """Build a directory aside and rename it to ``target`` in one step when the block succeeds.
 
@@ -122,7 +123,8 @@ def publish_directory(
     judges their ``target``: true keeps theirs and discards ours without an error; false,
     or no ``accept_existing``, raises the rename's ``OSError``. ``clear_stale`` first
     removes the staging folders of killed publishers: only for a caller holding a lock
-    that keeps other publishers of ``target`` out.
+    that keeps other publishers of ``target`` out. ``replace`` swaps the new folder in for
+    an existing ``target`` whole (``replace_directory``) instead of keeping the first one.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{target.name}.tmp-"
@@ -133,6 +135,9 @@ def publish_directory(
     staging.mkdir()
     try:
         yield staging
+        if replace:
+            replace_directory(staging, target)
+            return
         try:
             os.rename(staging, target)
         except OSError:

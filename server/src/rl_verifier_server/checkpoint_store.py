@@ -13,7 +13,7 @@ A checkpoint with a TTL expires at ``expires_at``: from then on it is left out o
 and cannot be loaded, and ``expired`` names it for deletion.
 
 A checkpoint is written whole into a hidden staging folder next to its place (record
-included), then moved into place with ``rl_verifier.atomic.replace_directory``, which
+included), then moved into place with ``rl_verifier.replace_directory``, which
 moves an old folder of that name aside first and deletes it after. A server killed at
 any moment leaves only hidden folders behind, which ``recover`` (run at start) deletes,
 or puts back when the replacement never arrived. Deleting moves the folder to a hidden

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import importlib
 import json
-import shutil
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import UserError, replace_directory
+from rl_verifier import UserError, publish_directory
 
 WEIGHTS_FILE = "adapter_model.safetensors"
 CONFIG_FILE = "adapter_config.json"
@@ -59,15 +57,8 @@ def export_adapter(
 ) -> list[str]:
     """Write the adapter in ``source`` (a checkpoint folder) as a standard peft adapter to
     the folder ``target``, replacing it whole; the names of the files written."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        written = write_export(source, staging, base_model, recipients)
-        replace_directory(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return written
+    with publish_directory(target, replace=True) as staging:
+        return write_export(source, staging, base_model, recipients)
 
 
 def write_export(

@@ -10,22 +10,20 @@ A folder holds:
   ``step``, ``exp_avg`` and ``exp_avg_sq`` per parameter, keyed ``<param>::<field>``.
 
 Writes are atomic: everything goes to a hidden sibling folder that replaces the target
-folder whole (``rl_verifier.atomic.replace_directory``). Other files the caller adds to the
-folder afterwards are ignored on read.
+folder whole (``rl_verifier.publish_directory`` with ``replace=True``). Other files the
+caller adds to the folder afterwards are ignored on read.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
 
-from rl_verifier import UserError, replace_directory, write_text
+from rl_verifier import UserError, publish_directory, write_text
 from rl_verifier_server.runtime.types import AdapterInfo, AdapterLayout, LoraSpec
 from rl_verifier_server.testhooks import pause_point
 
@@ -42,11 +40,7 @@ def write_adapter(
     weights: dict[str, torch.Tensor],
     optimizer: dict[str, torch.Tensor] | None,
 ) -> None:
-    directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = directory.parent / f".{directory.name}.tmp-{uuid.uuid4().hex[:8]}"
-    staging.mkdir()
-    try:
+    with publish_directory(Path(directory), replace=True) as staging:
         save_file(_cpu(weights), str(staging / WEIGHTS_FILE))
         pause_point("checkpoint.write")
         if optimizer is not None:
@@ -63,10 +57,6 @@ def write_adapter(
             "has_optimizer": optimizer is not None,
         }
         write_text(staging / META_FILE, json.dumps(meta, indent=2))
-        replace_directory(staging, directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def _cpu(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
