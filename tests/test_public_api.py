@@ -5,6 +5,7 @@ modules behind them."""
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -81,6 +82,18 @@ def test_every_public_name_exists() -> None:
     for module in (rl_verifier, rl_verifier.train, rl_verifier.cli_support, rl_verifier_sandbox):
         for name in module.__all__:
             assert getattr(module, name, None) is not None, f"{module.__name__}.{name}"
+
+
+def test_every_public_name_is_documented() -> None:
+    pages = {
+        rl_verifier: ROOT / "docs/python-api.md",
+        rl_verifier.cli_support: ROOT / "docs/python-api.md",
+    }
+    for module, page in pages.items():
+        spans = re.findall(r"`([^`\n]+)`", page.read_text())
+        named = {word for span in spans for word in re.findall(r"[A-Za-z_]\w*", span)}
+        missing = [name for name in module.__all__ if name not in named]
+        assert not missing, f"{page.name} does not document {module.__name__}: {missing}"
 
 
 # -- the module graph ------------------------------------------------------------------
