@@ -25,6 +25,8 @@ def from_report(
         limit = "output"
     elif report.timed_out:
         limit = None
+    elif report.cpu_capped:
+        limit = "cpu"  # the watcher saw the job's CPU total pass cpu_s and killed it
     elif report.oom_kills and code != 0:
         limit = "memory"
     else:

@@ -4,9 +4,12 @@ Containers (``container_config``, a pure function) have no network, a read-only 
 ``/tmp``, ``/job`` and ``/dev/shm``, ``docker-init`` as pid 1, every capability dropped but
 the supervisor's three, ``no-new-privileges`` and the engine's default seccomp profile. The
 job runs as uid 65534. Its memory and process limits are the container's cgroup limits, set
-to the job's own values before it runs (``docker update`` when they differ); CPU time, file
-size and open files are rlimits; the wall deadline is the supervisor's timer. Files travel in
-a tar on the exec's stdin (see ``_docker_launch``).
+to the job's own values before it runs (``docker update`` when they differ). CPU time is
+capped for the job as a whole by the supervisor's watcher polling the container's cgroup
+counter (one job per container at a time, so its delta is the job's), with ``RLIMIT_CPU``
+per process as a backstop and the only CPU limit where the counter cannot be read; file size
+and open files are rlimits; the wall deadline is the watcher's. Files travel in a tar on the
+exec's stdin (see ``_docker_launch``).
 
 ``reuse=True`` (default) keeps warm containers: after every job the supervisor kills every
 process of the job uid and wipes what the job could write, and a container whose cleanup
@@ -162,6 +165,7 @@ class DockerSandbox(Sandbox):
         self._all: dict[str, _Box] = {}
         self._closed = False
         self._seen_paths = _SEEN_PATHS.setdefault(self.image, {})
+        self._cpu_watched: bool | None = None  # the last report's: CPU capped by the cgroup
         self._owner = owner()
         reap_stale(self._client)
         _LIVE.add(self)
@@ -180,13 +184,16 @@ class DockerSandbox(Sandbox):
         _CHECKED.add(self.image)
 
     def mechanisms(self) -> dict[str, str]:
-        """What enforces each limit (the keys of ``BwrapSandbox.mechanisms``)."""
+        """What enforces each limit (the keys of ``BwrapSandbox.mechanisms``); for CPU, what
+        the supervisor of the last job here reported (a trivial job runs first if none has)."""
         engine = engine_info(self._client)
         cgroup = f"cgroup-v{engine.get('CgroupVersion') or '1'}"
+        if self._cpu_watched is None:
+            self.run(Job(argv=("true",)))
         return {
             "memory": cgroup,
             "processes": cgroup,
-            "cpu": "rlimit",
+            "cpu": cgroup if self._cpu_watched else "rlimit",
             "file_size": "rlimit",
             "open_files": "rlimit",
             "output": "host",
@@ -290,6 +297,7 @@ class DockerSandbox(Sandbox):
         if parsed is None:
             return lost(demux, limits, wall), False
         report, length = parsed
+        self._cpu_watched = report.cpu_capped is not None
         return from_report(demux, report, length, limits, wall), report.clean
 
     def _start_exec(self, box: _Box, command: list[str]) -> socket.socket:
@@ -452,6 +460,7 @@ class DockerSession:
             self._sandbox._discard(self._box)
             return None
         report, length = parsed
+        self._sandbox._cpu_watched = report.cpu_capped is not None
         self.stderr[:] = self._demux.stderr.without_suffix(length)[0]
         if report.clean and self._sandbox.reuse:
             self._sandbox._release(self._box)
