@@ -157,6 +157,7 @@ def test_doctor_probes_every_limit_on_docker(docker_sb: DockerSandbox) -> None:
     assert {f"{name}_limit" for name in limits} | {"output_cap", "wall_deadline"} <= set(checks)
     assert {"nothing_survives", "readonly_files", "network_off", "uid_not_root"} <= set(checks)
     assert checks["memory_limit"]["mechanism"].startswith("cgroup-v")
+    assert checks["cpu_limit"]["mechanism"] == checks["memory_limit"]["mechanism"]
     assert checks["syscall_filter"]["mechanism"] == "seccomp"  # the deny list, probed in a job
     assert container_ids(docker_sb) <= before  # the doctor's containers are gone
 
