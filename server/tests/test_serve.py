@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ import pytest
 from rl_verifier.access import is_loopback
 from rl_verifier.errors import UserError
 from rl_verifier_server.auth import collect_keys
+from rl_verifier_server.data_lock import lock_data_dir, wait_until_free
 from rl_verifier_server.launch import LocalServer, healthy
-from rl_verifier_server.serve import bind, lock_data_dir, run_server
+from rl_verifier_server.serve import bind, run_server
 
 
 def test_listening_socket_is_tcp_so_replies_are_not_delayed() -> None:
@@ -71,3 +73,18 @@ def test_one_server_per_data_directory(tmp_path: Path) -> None:
     finally:
         held.close()
     lock_data_dir(tmp_path).close()  # free again once the holder is gone
+
+
+def test_a_run_waits_for_its_previous_server_to_let_go(tmp_path: Path) -> None:
+    """rlv train --resume right after a kill: the old embedded server still holds the data
+    directory while it finishes its last request; the new one waits for it, not forever."""
+    assert wait_until_free(tmp_path, timeout_s=0)  # never used
+    held = lock_data_dir(tmp_path)
+    assert not wait_until_free(tmp_path, timeout_s=0.3)
+    releaser = threading.Timer(0.3, held.close)
+    releaser.start()
+    try:
+        assert wait_until_free(tmp_path, timeout_s=30)
+    finally:
+        releaser.join()
+    lock_data_dir(tmp_path).close()

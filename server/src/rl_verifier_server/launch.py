@@ -16,6 +16,9 @@ from pathlib import Path
 from types import TracebackType
 
 from rl_verifier import UserError
+from rl_verifier_server.data_lock import wait_until_free
+
+PREDECESSOR_WAIT_S = 60.0  # a killed run's server finishing its last request
 
 
 class LocalServer:
@@ -42,6 +45,7 @@ class LocalServer:
         self.url = ""
 
     def start(self, timeout_s: float = 120.0) -> str:
+        wait_until_free(self.data_dir, PREDECESSOR_WAIT_S)  # else rlv serve says who holds it
         workdir = Path(tempfile.mkdtemp(prefix="rlv-serve-"))
         port_file = workdir / "port"
         log_path = self.log_path or workdir / "server.log"

@@ -7,14 +7,11 @@ lock (one server per data directory) and clean up what a killed server left ther
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
 import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
 import uvicorn
 
@@ -22,12 +19,12 @@ from rl_verifier import UserError, write_text
 from rl_verifier.cli_support import bind_listener, is_loopback
 from rl_verifier_server.app import build_app
 from rl_verifier_server.auth import KEYS_VARIABLE
+from rl_verifier_server.data_lock import lock_data_dir
 from rl_verifier_server.limits import Limits
 from rl_verifier_server.models import AllowedModels
 from rl_verifier_server.service import Service
 
-LOCK_FILE = ".rlv-serve.lock"
-
+GRACEFUL_SHUTDOWN_S = 10  # on SIGTERM: requests in flight get this long, then the server exits
 log = logging.getLogger("rl_verifier_server")
 
 
@@ -90,7 +87,13 @@ def run_server(
             asyncio.get_running_loop().create_task(warm(service, name))
 
     app = build_app(service, announce, api_keys)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=75)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=75,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
@@ -107,26 +110,6 @@ def configure_logging() -> None:
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False
-
-
-def lock_data_dir(data_dir: Path) -> IO[str]:
-    """Hold the data directory's lock while the process lives (released even on SIGKILL)."""
-    handle = (data_dir / LOCK_FILE).open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise UserError(
-            f"{data_dir} is in use by another rlv serve ({holder}); give this one its own "
-            "--data-dir"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
 
 
 async def warm(service: Service, name: str) -> None:
