@@ -89,9 +89,11 @@ def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0
 
 
 def refuses_connections(url: str) -> bool:
+    """No answer: the port is closed, or a connection that was still queued on it is closed
+    unanswered (the listener stopped between accepting and reading it)."""
     try:
         httpx.get(f"{url}/healthz", timeout=5)
-    except httpx.ConnectError:
+    except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError):
         return True
     return False
 
