@@ -106,6 +106,41 @@ def test_generated_loop_runs_two_local_steps(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_steps_rows_are_written_before_the_checkpoint_that_covers_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill between the two writes must not lose the step: its metrics row goes first,
+    and a resume from the checkpoint before rewinds it away."""
+    from rl_verifier.train import TrainConfig, run
+    from rl_verifier.train.rundir import RunDir
+
+    order: list[tuple[str, int]] = []
+    append = RunDir.append
+
+    def recording(self: RunDir, name: str, row: dict) -> None:
+        order.append((name, row.get("step", -1)))
+        append(self, name, row)
+
+    monkeypatch.setattr(RunDir, "append", recording)
+    monkeypatch.chdir(tmp_path)
+    run(TrainConfig(**json_settings(small_config(tmp_path / "c.toml", steps=3, save_every=1))))
+    written = [entry for entry in order if entry[0] != "samples.jsonl"]
+    assert written == [
+        ("metrics.jsonl", 0),
+        ("checkpoints.jsonl", 1),
+        ("metrics.jsonl", 1),
+        ("checkpoints.jsonl", 2),
+        ("metrics.jsonl", 2),
+        ("checkpoints.jsonl", 3),
+    ]
+
+
+def json_settings(config: Path) -> dict[str, object]:
+    return {key: json.loads(value) for key, value in (
+        line.split(" = ", 1) for line in config.read_text().splitlines()
+    )}  # fmt: skip
+
+
 def test_kill_and_resume_continue_without_duplicates_or_gaps(tmp_path: Path) -> None:
     config = small_config(tmp_path / "c.toml", steps=6, save_every=2)
     run_dir = tmp_path / "run"

@@ -195,13 +195,15 @@ class Trainer:
         result = await self.train_step(batch)
         sampler = await self.training.save_weights_and_get_sampling_client()
         await self.board.publish(step + 1, sampler)
-        done = step + 1
-        if done % self.config.save_every == 0 or done == self.config.steps:
-            await self.save(done)
         row = metrics_row(batch, result, waited, time.perf_counter() - begin)
+        # The step's rows go first, its checkpoint after: a run killed in between resumes
+        # from the checkpoint before, whose rewind drops these rows, so no step goes missing.
         self.run.append("metrics.jsonl", row)
         for sample in sample_rows(batch, self.config.samples_logged_per_step):
             self.run.append("samples.jsonl", sample)
+        done = step + 1
+        if done % self.config.save_every == 0 or done == self.config.steps:
+            await self.save(done)
         progress(step_line(row, self.config.steps))
         check_failures(row, self.config.max_failed_share, self.run.path)
 
