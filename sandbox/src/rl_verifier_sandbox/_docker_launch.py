@@ -34,7 +34,7 @@ import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rl_verifier_sandbox.api import Limits
+from rl_verifier_sandbox.api import UNLIMITED_CPU_S, Limits
 
 JOB_UID = 65534  # "nobody" in Debian-based images
 WORK_DIR = "/job"
@@ -108,13 +108,13 @@ exit 0
 CPU_FUNCTION = r"""
 cpu_ns() {
   C=-1
-  if [ -r /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
-    read -r C < /sys/fs/cgroup/cpuacct/cpuacct.usage
-  elif [ -r /sys/fs/cgroup/cpu.stat ]; then
-    while read -r k v; do [ "$k" = usage_usec ] && C=${v}000; done < /sys/fs/cgroup/cpu.stat
+  if [ -r V1 ]; then
+    read -r C < V1
+  elif [ -r V2 ]; then
+    while read -r k v; do [ "$k" = usage_usec ] && C=${v}000; done < V2
   fi
 }
-"""
+""".replace("V1", CPU_COUNTERS[0]).replace("V2", CPU_COUNTERS[1])
 
 # The root watcher (bash): USR1 to the supervisor at the wall deadline, USR2 once the
 # container's CPU time since C0 passes CAP ns ("unlimited": no CPU watch, C0 -1: unreadable).
@@ -239,12 +239,12 @@ def tar_of(files: Mapping[str, bytes], *, mode: int, uid: int) -> bytes:
 
 def cpu_cap(limits: Limits) -> str:
     """The job's CPU budget in ns for ``WATCH_SH``, or ``unlimited``."""
-    return "unlimited" if limits.cpu_s >= 10**7 else str(max(1, int(limits.cpu_s * 1e9)))
+    return "unlimited" if limits.cpu_s >= UNLIMITED_CPU_S else str(max(1, int(limits.cpu_s * 1e9)))
 
 
 def rlimit_args(limits: Limits) -> list[str]:
     """``CPU FSIZE NOFILE`` for ``JOB_SH`` (``ulimit -f`` counts 512-byte blocks)."""
-    cpu = "unlimited" if limits.cpu_s >= 10**7 else str(max(1, math.ceil(limits.cpu_s)))
+    cpu = "unlimited" if limits.cpu_s >= UNLIMITED_CPU_S else str(max(1, math.ceil(limits.cpu_s)))
     blocks = max(1, -(-limits.file_bytes // 512))
     return [cpu, str(blocks), str(limits.open_files)]
 

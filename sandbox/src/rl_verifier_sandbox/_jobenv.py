@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import resource
 
-from rl_verifier_sandbox.api import Limits
+from rl_verifier_sandbox.api import UNLIMITED_CPU_S, Limits
 
 # The variables every job sees (before ``policy.env``), on every backend.
 BASE_ENV = {
@@ -22,7 +22,10 @@ def rlimit_args(limits: Limits, *, nproc: bool, address_space: bool = True) -> l
     above this process's own hard limit is lowered to it (raising needs CAP_SYS_RESOURCE).
     ``address_space=False`` leaves RLIMIT_AS alone (a cgroup limits resident memory instead)."""
     cpu = max(1, int(limits.cpu_s + 0.999))
-    args = ["prlimit", f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < 10**7 else "--cpu=unlimited"]
+    args = [
+        "prlimit",
+        f"--cpu={cpu}:{cpu + 1}" if limits.cpu_s < UNLIMITED_CPU_S else "--cpu=unlimited",
+    ]
     if address_space:
         args.append(f"--as={_within_hard(resource.RLIMIT_AS, limits.memory_bytes)}")
     args += [

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from rl_verifier_sandbox.cgroups import CgroupUsage
 
 
+UNLIMITED_CPU_S = 10**7  # a cpu_s this large means no CPU limit
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-job resource limits. Every field is enforced or reported by ``doctor``, which also

@@ -27,7 +27,7 @@ from rl_verifier_sandbox import pyenv
 from rl_verifier_sandbox._files import as_bytes, safe_relpath
 from rl_verifier_sandbox._jobenv import BASE_ENV
 from rl_verifier_sandbox._result import bad_job_result, make_result
-from rl_verifier_sandbox.api import BadJob, Job, Limits, Policy, Result, Sandbox
+from rl_verifier_sandbox.api import UNLIMITED_CPU_S, BadJob, Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.cgroups import CgroupUsage, JobCgroup
 from rl_verifier_sandbox.lease import LeaseHost
 from rl_verifier_sandbox.slots import reap_uid
@@ -35,7 +35,7 @@ from rl_verifier_sandbox.slots import reap_uid
 BACKSTOP_S = 2.0  # extra time the host grants the server beyond the job's wall limit
 SERVER_LIMITS = Limits(
     wall_s=float("inf"),
-    cpu_s=10**7,
+    cpu_s=UNLIMITED_CPU_S,
     memory_bytes=64 << 30,
     file_bytes=4 << 30,
     open_files=4096,
