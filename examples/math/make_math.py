@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rl_verifier import write_text
 from rl_verifier_math import arithmetic_tasks
 
 HERE = Path(__file__).parent
@@ -37,9 +38,7 @@ def main() -> None:
 
 
 def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with open(path, "w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+    write_text(path, "".join(json.dumps(row) + "\n" for row in rows))
 
 
 if __name__ == "__main__":

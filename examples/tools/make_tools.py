@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rl_verifier import write_text
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.env import make_search
 from rl_verifier_search_env.fictopedia import fictopedia_tasks
@@ -74,9 +75,7 @@ def main() -> None:
 
 
 def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with open(path, "w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+    write_text(path, "".join(json.dumps(row) + "\n" for row in rows))
 
 
 if __name__ == "__main__":
