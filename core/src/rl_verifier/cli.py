@@ -256,7 +256,7 @@ def verify(
     log.info("read %d tasks from %s, %d completions from %s", len(tasks), tasks_source,
              len(samples), completions_path)  # fmt: skip
     jobs = bind_rewards(spec, config, samples, tasks_source)
-    for name, version, settings in sorted({astuple(reward) for reward, _ in jobs}):
+    for name, version, settings in sorted({provenance_key(reward) for reward, _ in jobs}):
         log.info("verifier %s %s, settings %s", name, version, settings)
     finished: list[tuple[Reward, Score]] = []
     if resume:
@@ -309,7 +309,7 @@ def verify(
             json.dump(summary, handle, indent=2)
 
 
-def astuple(reward: Reward) -> tuple[str, str, str]:
+def provenance_key(reward: Reward) -> tuple[str, str, str]:
     return reward.ref.name, reward.ref.version, reward.ref.config_hash
 
 

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Task
-from rl_verifier.toolcalls import UNTERMINATED
-from rl_verifier.train.environments import TOOL_RECORD_KEY, ToolUse
+from rl_verifier import UNTERMINATED, Task
+from rl_verifier.train import TOOL_RECORD_KEY, ToolUse
 from rl_verifier_tool_calls.trajectory import read_trajectory
 
 REPLIES = {
