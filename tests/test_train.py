@@ -100,6 +100,8 @@ def test_generated_loop_runs_two_local_steps(tmp_path: Path) -> None:
         assert sample["status"] in ("ok", "invalid")
         if sample["status"] == "ok":
             assert {"exact_match", "format"} <= set(sample["components"])
+    # The session is finished, not left for the server to time out.
+    assert "closed by its client: success" in (tmp_path / "run" / "server.log").read_text()
 
     report = rlv("report", str(tmp_path / "run"), cwd=tmp_path)
     assert report.returncode == 0, report.stderr
@@ -218,6 +220,7 @@ def test_verifier_failures_stop_the_run_instead_of_scoring_zero(
     metrics = rows(tmp_path / "run" / "metrics.jsonl")
     assert metrics[0]["status"]["timeout"] == 8
     assert metrics[0]["datums"] == 0  # failures were dropped, not trained on as zeros
+    assert "closed by its client: errored" in (tmp_path / "run" / "server.log").read_text()
 
 
 def test_unknown_local_model_fails_in_one_line_before_anything(tmp_path: Path) -> None:

@@ -38,8 +38,8 @@ def service_client(server: LocalServer) -> Iterator[tinker.ServiceClient]:
     saved = {k: os.environ.get(k) for k in ("TINKER_BASE_URL", "TINKER_API_KEY")}
     os.environ["TINKER_BASE_URL"] = server.url
     os.environ["TINKER_API_KEY"] = "tml-local"
-    client = tinker.ServiceClient()
-    yield client
+    with tinker.ServiceClient() as client:  # closing ends the session and its heartbeat
+        yield client
     for key, value in saved.items():
         if value is None:
             os.environ.pop(key, None)

@@ -31,6 +31,7 @@ from rl_verifier.hookspecs import (
 )
 from rl_verifier.losses import Loss, register_loss
 from rl_verifier.piped import PipedProcess
+from rl_verifier.python_source import parse_python
 from rl_verifier.resolve import reward_for
 from rl_verifier.reward import Reward
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
@@ -93,6 +94,7 @@ __all__ = [
     "normalise_answer",
     "openai_tool_calls",
     "parse_bfcl_json_calls",
+    "parse_python",
     "parse_python_calls",
     "parse_tool_calls",
     "publish_directory",

@@ -52,8 +52,9 @@ class VerifierRegistry:
     def _unknown(self, name: str) -> str:
         failures = self._load_failures()
         if name in failures:
-            return f"verifier '{name}' is unavailable: plugin '{name}' failed to load: " + (
-                failures[name]
+            return (
+                f"verifier '{name}' is unavailable: plugin '{name}' failed to load: "
+                + (failures[name])
             )
         known = ", ".join(sorted(self._entries)) or "none installed"
         message = f"unknown verifier '{name}'; known verifiers: {known}"

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rl_verifier.python_source import parse_python
+
 CALL_BLOCK_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 OPEN_TAG = "<tool_call>"
 # Keys a JSON call's arguments may be written under, in order of preference.
@@ -160,7 +162,7 @@ def parse_python_calls(text: str) -> list[ToolCall]:
     """
     source = bracketed(text)
     try:
-        body = ast.parse(source, mode="eval").body
+        body = parse_python(source, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CallSyntaxError(f"not Python call syntax: {exc}") from None
     if isinstance(body, ast.Call):

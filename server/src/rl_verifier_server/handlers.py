@@ -82,8 +82,9 @@ async def heartbeat(service: Service, request: Request) -> Response:
 
 
 async def finish_session(service: Service, request: Request) -> Response:
-    await read(service, request)
-    session_calls.finish_session(service, request.path_params["session_id"])
+    reason = (await read(service, request)).get("reason")
+    kind = reason.get("type") if isinstance(reason, dict) else None
+    session_calls.finish_session(service, request.path_params["session_id"], str(kind))
     return JSONResponse({})
 
 

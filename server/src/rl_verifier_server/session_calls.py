@@ -14,10 +14,12 @@ from rl_verifier_server.sessions import Session
 log = logging.getLogger("rl_verifier_server")
 
 
-def finish_session(service: Service, session_id: str) -> None:
-    """The client closed its session (again is fine)."""
+def finish_session(service: Service, session_id: str, reason: str) -> None:
+    """The client closed its session (again is fine); ``reason`` is the SDK's finish reason
+    (``success``, ``errored`` or ``interrupted``)."""
     session = service.sessions.find(check_name(session_id, "session id"))
     if session is None or not session.finished:
+        log.info("session %s closed by its client: %s", session_id, reason)
         end_session(service, service.sessions.use(session_id))
 
 

@@ -4,9 +4,11 @@ weights for sampling, save checkpoints, and log (see rollouts, datums and metric
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from pathlib import Path
+from typing import Literal
 
 from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.errors import UserError
@@ -34,6 +36,10 @@ from rl_verifier.train.rollouts import (
     next_batch,
 )
 from rl_verifier.train.rundir import RunDir
+
+log = logging.getLogger(__name__)
+SessionEnd = Literal["success", "errored", "interrupted"]  # the SDK's finish reasons
+SESSION_CLOSE_TIMEOUT_S = 30.0  # a server that does not answer must not hold up the exit
 
 
 class Trainer:
@@ -75,6 +81,18 @@ class Trainer:
                     f"{server_words(exc)}{where}"
                 ) from None
         self.renderer = Renderer(self.training.get_tokenizer())
+
+    async def close(self, outcome: SessionEnd) -> None:
+        """Finish the session on the server, so hosted Tinker releases it now rather than
+        when its heartbeat lapses, and stop the SDK's heartbeat. A failure is logged only:
+        the run's own outcome stands."""
+        service = getattr(self, "service", None)
+        if service is None:
+            return
+        try:
+            await asyncio.wait_for(service.close(outcome), SESSION_CLOSE_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - closing is best effort, never the error
+            log.warning("could not close the training session: %s", exc)
 
     async def warm_start(self) -> None:
         """A short cross_entropy warm start on example completions (format, not answers)."""
@@ -245,10 +263,18 @@ async def train_async(config: TrainConfig, resume: Path | None = None) -> Path:
     resume_path = checkpoint["path"] if checkpoint else None
     with connect(config, run.path) as connection:
         trainer = Trainer(config, plan, run, connection)
-        await trainer.open(resume_path)
-        if start:
-            progress(f"resuming {run.path} at step {start + 1} from {resume_path}")
-        await trainer.loop(start)
+        outcome: SessionEnd = "errored"
+        try:
+            await trainer.open(resume_path)
+            if start:
+                progress(f"resuming {run.path} at step {start + 1} from {resume_path}")
+            await trainer.loop(start)
+            outcome = "success"
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            outcome = "interrupted"
+            raise
+        finally:
+            await trainer.close(outcome)
     return run.path
 
 

@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from rl_verifier import parse_python
 from rl_verifier_pytest.duplex import CheckTask
 
 
@@ -54,8 +55,8 @@ def read_reference(reference: dict[str, Any]) -> TaskFormat:
 def read_pytest(reference: dict[str, Any]) -> PytestTask:
     source = reference["tests"]
     try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
+        tree = parse_python(source)
+    except (SyntaxError, ValueError) as exc:
         raise ReferenceError(f"reference.tests does not parse: {exc}") from None
     names = frozenset(test_names(tree))
     declared = reference.get("expected_tests", 0)

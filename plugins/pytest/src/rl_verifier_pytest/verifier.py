@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Any
 
-from rl_verifier import Completion, Task, Verdict, Verifier, VerifierConfig
+from rl_verifier import Completion, Task, Verdict, Verifier, VerifierConfig, parse_python
 from rl_verifier_pytest import hardened
 from rl_verifier_pytest.config import PytestConfig
 from rl_verifier_pytest.duplex import CheckTask, run_duplex
@@ -159,7 +159,7 @@ class PytestVerifier(Verifier[PytestConfig]):
 def defines(code: str, name: str) -> bool:
     """Whether ``code`` defines ``name`` at top level (a def, class or assignment)."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError):
         return False
     for node in tree.body:
