@@ -54,7 +54,7 @@ class VerifierRegistry:
         if name in failures:
             return (
                 f"verifier '{name}' is unavailable: plugin '{name}' failed to load: "
-                + (failures[name])
+                + failures[name]
             )
         known = ", ".join(sorted(self._entries)) or "none installed"
         message = f"unknown verifier '{name}'; known verifiers: {known}"

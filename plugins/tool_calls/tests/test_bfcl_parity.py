@@ -4,6 +4,7 @@ plus relevance and irrelevance replies, for prompt and function-calling models."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
 
 import pytest
@@ -75,15 +76,24 @@ def test_cases_cover_every_category_setting_and_verdict(
     assert issue_kinds <= kinds, sorted(issue_kinds - kinds)
 
 
+def below_minimum(
+    tallies: dict[str, parity.Tally], share_of: Callable[[parity.Tally], tuple[float, int]]
+) -> dict[str, str]:
+    """The categories whose agreement (a share of a count, from ``share_of``) is below
+    MIN_AGREEMENT, each with its figures."""
+    low = {}
+    for category, tally in tallies.items():
+        share, count = share_of(tally)
+        if share < MIN_AGREEMENT:
+            low[category] = f"{share:.4%} of {count}"
+    return low
+
+
 def test_every_category_agrees_with_bfcl_eval(
     results: tuple[dict[str, parity.Tally], list[tuple[parity.Case, bool, bool]]],
 ) -> None:
     tallies, differ = results
-    low = {
-        category: f"{tally.agreement:.4%} of {tally.cases}"
-        for category, tally in tallies.items()
-        if tally.agreement < MIN_AGREEMENT
-    }
+    low = below_minimum(tallies, lambda tally: (tally.agreement, tally.cases))
     examples = [
         f"{c.question['id']} {c.setting} {c.kind}: bfcl-eval {o}, ours {m}: "
         f"{c.text or c.calls!r:.200}"
@@ -98,11 +108,7 @@ def test_rejections_carry_bfcl_evals_error_type(
 ) -> None:
     """Where both reject, info.error_type is the error type bfcl-eval's runner reports."""
     tallies, _ = results
-    low = {
-        category: f"{tally.error_agreement:.4%} of {tally.rejected}"
-        for category, tally in tallies.items()
-        if tally.error_agreement < MIN_AGREEMENT
-    }
+    low = below_minimum(tallies, lambda tally: (tally.error_agreement, tally.rejected))
     examples = [
         f"{c.question['id']} {c.setting} {c.kind}: bfcl-eval {theirs}, ours {mine}"
         for tally in tallies.values()

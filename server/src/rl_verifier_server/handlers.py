@@ -84,7 +84,8 @@ async def heartbeat(service: Service, request: Request) -> Response:
 async def finish_session(service: Service, request: Request) -> Response:
     reason = (await read(service, request)).get("reason")
     kind = reason.get("type") if isinstance(reason, dict) else None
-    session_calls.finish_session(service, request.path_params["session_id"], str(kind))
+    stated = kind if isinstance(kind, str) else "no reason given"
+    session_calls.finish_session(service, request.path_params["session_id"], stated)
     return JSONResponse({})
 
 

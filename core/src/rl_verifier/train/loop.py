@@ -8,7 +8,7 @@ import logging
 import random
 import time
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.errors import UserError
@@ -37,6 +37,9 @@ from rl_verifier.train.rollouts import (
 )
 from rl_verifier.train.rundir import RunDir
 
+if TYPE_CHECKING:
+    import tinker
+
 log = logging.getLogger(__name__)
 SessionEnd = Literal["success", "errored", "interrupted"]  # the SDK's finish reasons
 SESSION_CLOSE_TIMEOUT_S = 30.0  # a server that does not answer must not hold up the exit
@@ -53,6 +56,7 @@ class Trainer:
         self.run = run
         self.connection = connection
         self.board = SamplerBoard()
+        self.service: tinker.ServiceClient | None = None  # the session, once opened
 
     async def open(self, resume_path: str | None) -> None:
         import tinker
@@ -86,11 +90,10 @@ class Trainer:
         """Finish the session on the server, so hosted Tinker releases it now rather than
         when its heartbeat lapses, and stop the SDK's heartbeat. A failure is logged only:
         the run's own outcome stands."""
-        service = getattr(self, "service", None)
-        if service is None:
+        if self.service is None:
             return
         try:
-            await asyncio.wait_for(service.close(outcome), SESSION_CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(self.service.close(outcome), SESSION_CLOSE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - closing is best effort, never the error
             log.warning("could not close the training session: %s", exc)
 
