@@ -171,17 +171,23 @@ class ProcessExecutor(Executor):
             opening = open_request(verifier)
         except UserError as exc:
             return Verdict.failed(str(exc))
+        asking = verify_request(opening["key"], task, completion)
+        if isinstance(asking, Verdict):
+            return asking
         async with self._slots:
             worker = await self._take()
             if worker is None:
                 return Verdict.failed("could not start a verifier worker process")
             try:
-                verdict, healthy = await self._run_on(worker, verifier, opening, task, completion)
-            except asyncio.CancelledError:
-                # The caller gave up (a client went away): the worker may be mid-check, so
-                # it is killed with everything it started rather than left running.
+                verdict, healthy = await self._run_on(worker, opening, asking, verifier.timeout_s)
+            except BaseException as exc:
+                # The caller gave up (a client went away), or something failed on the way:
+                # the worker may be mid-check, so it is killed with everything it started
+                # rather than left running or left out of the pool's count.
                 self._all.discard(worker)
                 self._reap(worker)
+                if isinstance(exc, Exception):
+                    return Verdict.failed(f"verifier worker call failed: {describe(exc)}")
                 raise
             if healthy:
                 self._idle.append(worker)
@@ -203,12 +209,7 @@ class ProcessExecutor(Executor):
         return worker
 
     async def _run_on(
-        self,
-        worker: Worker,
-        verifier: Verifier,
-        opening: Message,
-        task: Task,
-        completion: Completion,
+        self, worker: Worker, opening: Message, asking: Message, timeout_s: float
     ) -> tuple[Verdict, bool]:
         key = opening["key"]
         if key not in worker.opened:
@@ -221,7 +222,7 @@ class ProcessExecutor(Executor):
             if failure is not None:
                 return failure, True
             worker.opened.add(key)
-        outcome = await self._ask(worker, verify_request(key, task, completion), verifier.timeout_s)
+        outcome = await self._ask(worker, asking, timeout_s)
         if isinstance(outcome, Verdict):
             return outcome, False
         return read_verdict(outcome), True

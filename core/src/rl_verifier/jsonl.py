@@ -21,6 +21,7 @@ from rl_verifier.atomic import growing_file
 from rl_verifier.contracts import Completion, Task
 from rl_verifier.engine import Sample
 from rl_verifier.errors import UserError, validation_problems
+from rl_verifier.json_input import input_problem
 
 Row = TypeVar("Row", bound=BaseModel)
 STDIO = "-"
@@ -85,8 +86,13 @@ def parse_row(name: str, number: int, line: str, model: type[Row]) -> Parsed[Row
         data: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: malformed JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise UserError(f"{where}: JSON nested too deeply to read") from None
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    problem = input_problem(data)
+    if problem is not None:
+        raise UserError(f"{where}: {problem}")
     known = {k: v for k, v in data.items() if k in model.model_fields}
     extra = {k: v for k, v in data.items() if k not in model.model_fields}
     try:

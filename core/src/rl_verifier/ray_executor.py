@@ -186,6 +186,8 @@ class RayExecutor(Executor):
         if pool is None:
             pool = self._pools[key] = _Pool(opening, self.workers or 1, self.actor_concurrency)
         request = verify_request(opening["key"], task, completion)
+        if isinstance(request, Verdict):
+            return request
         async with self._slots:
             index = await pool.free.get()
             try:

@@ -18,17 +18,18 @@ import ast
 import json
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rl_verifier.python_source import parse_python
 
-CALL_BLOCK_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 OPEN_TAG = "<tool_call>"
+CLOSE_TAG = "</tool_call>"
 # Keys a JSON call's arguments may be written under, in order of preference.
 ARGUMENT_KEYS = ("arguments", "parameters", "args")
 UNTERMINATED = "unterminated <tool_call>: no closing </tool_call>"
+NESTED_TOO_DEEPLY = "tool call JSON nested too deeply to read"
 # Python-call text: the argument name ``f(**x)`` is recorded under (no parameter has it).
 DOUBLE_STAR = "**"
 
@@ -51,15 +52,29 @@ class CallSyntaxError(ValueError):
 # Hermes/Qwen <tool_call> blocks and OpenAI tool_calls
 
 
+def _call_blocks(text: str) -> Iterator[tuple[int, int, int, int]]:
+    """``(block start, body start, body end, block end)`` of each ``<tool_call>`` block, in
+    one linear scan (a lazy regex is quadratic on many unclosed tags, and the model writes
+    the text); the first unclosed tag ends the scan, as the regex would."""
+    position = 0
+    while (start := text.find(OPEN_TAG, position)) >= 0:
+        body = start + len(OPEN_TAG)
+        close = text.find(CLOSE_TAG, body)
+        if close < 0:
+            return
+        position = close + len(CLOSE_TAG)
+        yield start, body, close, position
+
+
 def tagged_tool_calls(text: str) -> tuple[list[ToolCall], bool]:
     """The ``<tool_call>`` blocks of ``text`` and whether a ``<tool_call>`` is left unclosed."""
     calls: list[ToolCall] = []
     if OPEN_TAG not in text:
         return calls, False
     end = 0
-    for match in CALL_BLOCK_RE.finditer(text):
-        calls.append(tool_call_from_json(match.group(1)))
-        end = match.end()
+    for _, body, close, block_end in _call_blocks(text):
+        calls.append(tool_call_from_json(text[body:close]))
+        end = block_end
     return calls, OPEN_TAG in text[end:]
 
 
@@ -72,8 +87,15 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
 
 
 def strip_tool_calls(text: str) -> str:
-    """``text`` without its ``<tool_call>`` blocks."""
-    return CALL_BLOCK_RE.sub(" ", text) if OPEN_TAG in text else text
+    """``text`` without its ``<tool_call>`` blocks (each becomes one space)."""
+    if OPEN_TAG not in text:
+        return text
+    pieces: list[str] = []
+    position = 0
+    for start, _, _, end in _call_blocks(text):
+        pieces += [text[position:start], " "]
+        position = end
+    return "".join(pieces) + text[position:]
 
 
 def tool_call_from_json(body: str) -> ToolCall:
@@ -82,6 +104,8 @@ def tool_call_from_json(body: str) -> ToolCall:
         obj = json.loads(body.strip())
     except json.JSONDecodeError as exc:
         return ToolCall(None, error=f"malformed tool call JSON: {exc.msg}")
+    except RecursionError:
+        return ToolCall(None, error=NESTED_TOO_DEEPLY)
     if not isinstance(obj, dict):
         return ToolCall(None, error="a tool call must be a JSON object with name and arguments")
     return tool_call_from_object(obj)
@@ -104,6 +128,8 @@ def tool_call_from_object(obj: Mapping[str, Any], call_id: str | None = None) ->
             raw = json.loads(raw) if raw.strip() else {}
         except json.JSONDecodeError as exc:
             return ToolCall(name, error=f"malformed arguments JSON: {exc.msg}", call_id=call_id)
+        except RecursionError:
+            return ToolCall(name, error=NESTED_TOO_DEEPLY, call_id=call_id)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -264,8 +290,10 @@ def _python_value(node: ast.expr) -> Any:
     raise CallSyntaxError(f"unsupported value: {type(node).__name__}")
 
 
-# Arithmetic on literals, as Python evaluates it, with limits on the size of the result.
+# Arithmetic on literals, as Python evaluates it, with limits on the size of the result:
+# the model writes the expression, so what it may cost is bounded before it is computed.
 MAX_EXPONENT = 10_000
+MAX_INT_BITS = 10_000  # about 3,000 decimal digits, within Python's int-to-text limit
 MAX_ITEMS = 100_000
 BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -316,6 +344,8 @@ def _check_size(op: ast.operator, left: Any, right: Any) -> None:
     numbers = all(isinstance(v, int | float | complex) for v in (left, right))
     if isinstance(op, ast.Pow | ast.LShift) and numbers and abs(right) > MAX_EXPONENT:
         raise CallSyntaxError("exponent or shift too large")
+    if _int_result_bits(op, left, right) > MAX_INT_BITS:
+        raise CallSyntaxError(f"the result would have more than {MAX_INT_BITS} bits")
     if isinstance(op, ast.Mult):
         for seq, count in ((left, right), (right, left)):
             if (
@@ -324,6 +354,20 @@ def _check_size(op: ast.operator, left: Any, right: Any) -> None:
                 and len(seq) * count > MAX_ITEMS
             ):
                 raise CallSyntaxError("repeated sequence too long")
+
+
+def _int_result_bits(op: ast.operator, left: Any, right: Any) -> int:
+    """An upper bound on the bits of an integer result (0 when it cannot grow past its
+    operands: sums, quotients, floats)."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (left, right)):
+        return 0
+    if isinstance(op, ast.Mult):
+        return int(left.bit_length() + right.bit_length())
+    if isinstance(op, ast.LShift) and right > 0:
+        return int(left.bit_length() + right)
+    if isinstance(op, ast.Pow) and right > 0 and abs(left) > 1:
+        return int(left.bit_length() * right)
+    return 0
 
 
 def _apply(function: Callable[..., Any], *values: Any) -> Any:

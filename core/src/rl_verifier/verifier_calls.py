@@ -72,13 +72,18 @@ def open_request(verifier: Verifier) -> Message:
     }
 
 
-def verify_request(key: str, task: Task, completion: Completion) -> Message:
-    return {
-        "op": "verify",
-        "key": key,
-        "task": task.model_dump(mode="json"),
-        "completion": completion.model_dump(mode="json"),
-    }
+def verify_request(key: str, task: Task, completion: Completion) -> Message | Verdict:
+    """The ``verify`` message for one sample, or an ``error`` verdict when the sample cannot
+    be encoded (a reference nested past pydantic's depth limit, say): nothing is sent then."""
+    try:
+        return {
+            "op": "verify",
+            "key": key,
+            "task": task.model_dump(mode="json"),
+            "completion": completion.model_dump(mode="json"),
+        }
+    except Exception as exc:  # noqa: BLE001 - a sample's own data, never a crash
+        return Verdict.failed(f"cannot send this sample to a worker: {describe(exc)}")
 
 
 # Answers (the verifier's side) -----------------------------------------------------------

@@ -106,3 +106,64 @@ def test_answer_stuffing_is_not_correct(answer: str) -> None:
     verdict = judge(search_episode(1, answer))
     assert verdict.components["answer"] == 0.0
     assert verdict.reward == pytest.approx(0.3)
+
+
+# The model controls what its output costs to read: each of these is bounded before it is
+# computed, and is the model's failure (ok with reward 0), never a timeout or an error.
+CALL = '<tool_call>{"name": "search", "arguments": '
+COSTLY_DEFAULT_MODE = {
+    "unclosed tags (quadratic for a lazy regex)": "<tool_call>" * 100_000,
+    "unclosed braces": "<tool_call>{" * 100_000,
+    "JSON nested past the parser": CALL + "[" * 100_000 + "}</tool_call>",
+    "arguments string nested past the parser": [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "search", "arguments": "[" * 100_000}}
+            ],
+        }
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("completion", COSTLY_DEFAULT_MODE.values(), ids=COSTLY_DEFAULT_MODE)
+def test_output_that_is_costly_to_read_is_the_models_failure(completion: Any) -> None:
+    verdict = judge(completion)
+    assert verdict.status is Status.OK
+    assert verdict.reward <= 0.0
+
+
+COSTLY_BFCL = {
+    "a power whose result is huge": "[f(a=(9**9999)**999)]",
+    "a product of huge literals": "[f(a=(10**3000)*(10**3000)*(10**3000))]",
+    "a shift past the bound": "[f(a=1<<9000<<9000)]",
+    "a repeated string": "[f(a='x'*99999*99999)]",
+    "a very long output": "[f(a=[" + "1," * 200_000 + "1])]",
+}
+
+
+@pytest.mark.parametrize("output", COSTLY_BFCL.values(), ids=COSTLY_BFCL)
+def test_bfcl_output_that_is_costly_to_decode_scores_zero(output: str) -> None:
+    from test_bfcl import simple
+
+    verdict = simple(output)
+    assert verdict.status is Status.OK and verdict.reward == 0.0
+    assert verdict.info["error_type"] == "ast_decoder:decoder_failed"
+
+
+@pytest.mark.parametrize("language", ["java", "javascript"])
+def test_source_calls_nested_past_the_bound_are_a_syntax_error_not_a_crash(
+    language: str,
+) -> None:
+    """tree-sitter's sexp() recurses in C: `1+1+...` 100,000 terms long overflowed the
+    stack and killed the process (an `error` row) before the depth bound."""
+    from rl_verifier import CallSyntaxError
+    from rl_verifier_tool_calls.bfcl import sourcecalls
+
+    pytest.importorskip("tree_sitter")
+    read = sourcecalls.java_calls if language == "java" else sourcecalls.javascript_calls
+    with pytest.raises(CallSyntaxError, match="nested deeper than"):
+        read("[f(a=" + "1+" * 100_000 + "1)]")
+    assert read("[f(a=" + "1+" * 50 + "1)]") is not None

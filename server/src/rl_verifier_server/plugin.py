@@ -93,7 +93,8 @@ def register_commands(cli: click.Group) -> None:
         "api_keys",
         multiple=True,
         help="A key clients must send (repeatable; also $RLV_SERVE_API_KEYS, comma-separated). "
-        "Required off loopback.",
+        "Required off loopback. The server is single-tenant: every key may list, use and "
+        "delete every run and checkpoint.",
     )
     @click.option(
         "--models-dir",

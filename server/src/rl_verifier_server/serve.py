@@ -13,10 +13,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import uvicorn
-
 from rl_verifier import UserError, write_text
-from rl_verifier.cli_support import bind_listener, is_loopback
+from rl_verifier.cli_support import (
+    bind_listener,
+    is_loopback,
+    signals_end_quietly,
+    url_for,
+    uvicorn_server,
+)
 from rl_verifier_server.app import build_app
 from rl_verifier_server.auth import KEYS_VARIABLE
 from rl_verifier_server.data_lock import lock_data_dir
@@ -69,7 +73,7 @@ def run_server(
     service.store.recover()
 
     async def announce() -> None:
-        url = f"http://{host}:{bound}"
+        url = url_for(host, bound)
         key_hint = (
             "  # and TINKER_API_KEY: one of the --api-key keys"
             if api_keys
@@ -87,15 +91,9 @@ def run_server(
             asyncio.get_running_loop().create_task(warm(service, name))
 
     app = build_app(service, announce, api_keys)
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        timeout_keep_alive=75,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-    )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        with signals_end_quietly():  # a graceful stop on SIGTERM exits 0
+            uvicorn_server(app, graceful_s=GRACEFUL_SHUTDOWN_S).run(sockets=[sock])
     finally:
         service.close()
         lock.close()

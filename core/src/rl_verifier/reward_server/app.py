@@ -87,7 +87,11 @@ class RewardService:
 
     async def score(self, request: Request, endpoint: Endpoint) -> Response:
         started = time.perf_counter()
-        response = await self._score(request, endpoint)
+        try:
+            response = await self._score(request, endpoint)
+        except Exception:  # a bug of ours: answered, logged and counted, never a bare 500
+            log.exception("%s: the request failed", endpoint.path)
+            response = _error("the server failed on this request; see its log", 500)
         seconds = time.perf_counter() - started
         self.metrics.request(endpoint.path, response.status_code, seconds)
         return response

@@ -8,7 +8,7 @@ instead. A request without the token is answered 401 before its body is read.
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import parse_qs
+from urllib.parse import unquote_to_bytes
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -26,9 +26,13 @@ def presented_token(scope: Scope) -> bytes | None:
             scheme, _, credentials = value.partition(b" ")
             if scheme.lower() == b"bearer":
                 return bytes(credentials.strip())
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    values = query.get("token")
-    return values[0].encode("latin-1") if values else None
+    for pair in scope.get("query_string", b"").split(b"&"):
+        name, _, value = pair.partition(b"=")
+        if name == b"token":
+            # Percent-escapes are decoded, but '+' is kept: a token pasted into a URL as
+            # it is (OpenRLHF's --reward.remote_url) must still match.
+            return unquote_to_bytes(value)
+    return None
 
 
 class RequireToken:

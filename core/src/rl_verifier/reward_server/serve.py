@@ -8,9 +8,7 @@ ends by its deadline), then stops the scorer's workers and exits 0.
 from __future__ import annotations
 
 import contextlib
-import signal
 import socket
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ import uvicorn
 from rl_verifier.access import is_loopback
 from rl_verifier.atomic import write_text
 from rl_verifier.errors import UserError
+from rl_verifier.http_serving import signals_end_quietly, url_for, uvicorn_server
 from rl_verifier.listen import bind_listener
 from rl_verifier.reward_server.app import RewardService, build_app
 from rl_verifier.reward_server.settings import TOKEN_VARIABLE, ServerOptions
@@ -73,8 +72,7 @@ def bind(options: ServerOptions, announce: Callable[[str], None] | None = None) 
             f"refusing to serve on {options.host} without a token: anyone who reaches it "
             f"could run the verifiers; pass --token (or {TOKEN_VARIABLE}), or bind to 127.0.0.1"
         )
-    host = f"[{options.host}]" if ":" in options.host else options.host
-    url = f"http://{host}:{port}"
+    url = url_for(options.host, port)
 
     async def ready() -> None:
         if options.port_file is not None:
@@ -83,38 +81,15 @@ def bind(options: ServerOptions, announce: Callable[[str], None] | None = None) 
             announce(url)
 
     app = build_app(scorer, options, ready)
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        timeout_keep_alive=75,
-        timeout_graceful_shutdown=int(options.limits.deadline_s + GRACE_S),
-    )
-    return BoundServer(uvicorn.Server(config), sock, scorer, app.state.service, url)
+    server = uvicorn_server(app, graceful_s=options.limits.deadline_s + GRACE_S)
+    return BoundServer(server, sock, scorer, app.state.service, url)
 
 
 def run(options: ServerOptions, announce: Callable[[str], None] | None = None) -> None:
     """Serve ``options.spec`` until SIGINT or SIGTERM; ``announce(url)`` once listening."""
     bound = bind(options, announce)
-    with _signals_end_quietly():
+    with signals_end_quietly():
         bound.serve()
-
-
-@contextlib.contextmanager
-def _signals_end_quietly() -> Iterator[None]:
-    """uvicorn re-raises the signal that stopped it once it has shut down gracefully;
-    here that ends the command normally instead of killing it a second time."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    handled = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda *_: None) for sig in handled}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        sys.stderr.flush()
 
 
 @contextlib.contextmanager

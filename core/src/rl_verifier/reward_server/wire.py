@@ -23,6 +23,7 @@ from rl_verifier.contracts import Completion, Score, Status, Task
 from rl_verifier.engine import Sample
 from rl_verifier.errors import UserError, validation_problems
 from rl_verifier.integrations.common import prompt_id
+from rl_verifier.json_input import check_input
 from rl_verifier.reward_server.admission import Ticket, TooLarge
 
 TYPED_KEYS = frozenset({"tasks", "completions", "deadline_s"})
@@ -66,6 +67,7 @@ def json_object(raw: bytes, allowed: frozenset[str]) -> dict[str, Any]:
         raise UserError(f"the body is not JSON: {type(exc).__name__}") from None
     if not isinstance(data, dict):
         raise UserError(f"the body must be a JSON object, got {type(data).__name__}")
+    check_input(data)
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise UserError(
@@ -128,7 +130,7 @@ def _deadline(value: Any) -> float | None:
     return float(value)
 
 
-def label_reference(label: Any) -> dict[str, Any]:
+def label_reference(label: Any, where: str = "label") -> dict[str, Any]:
     """A task's reference from an OpenRLHF label: an object (or a string holding one) is
     the reference itself; any other value is its ``answer``; no label, no reference."""
     if label is None:
@@ -138,9 +140,10 @@ def label_reference(label: Any) -> dict[str, Any]:
     if isinstance(label, str) and label.lstrip().startswith("{"):
         try:
             parsed = json.loads(label)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
             parsed = None
         if isinstance(parsed, dict):
+            check_input(parsed, where)
             return parsed
     return {"answer": label}
 
@@ -170,7 +173,8 @@ def openrlhf_batch(raw: bytes) -> Batch:
         prompt = prompts[position] if prompts is not None else ""
         if not isinstance(query, str) or not isinstance(prompt, str):
             raise UserError(f"query[{position}] and prompts[{position}] must be strings")
-        reference = label_reference(labels[position] if labels is not None else None)
+        label = labels[position] if labels is not None else None
+        reference = label_reference(label, f"labels[{position}]")
         text = response_text(query, prompt)
         if text is None:
             problems[position] = (

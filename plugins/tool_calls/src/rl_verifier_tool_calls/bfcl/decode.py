@@ -54,6 +54,7 @@ class DecodeFailure(Exception):
 
 
 FAILED = "ast_decoder:decoder_failed"
+MAX_CALL_TEXT_CHARS = 100_000  # BFCL answers are under 2,000; decoding is linear past this
 WRONG_FORMAT = "ast_decoder:decoder_wrong_output_format"
 
 
@@ -76,6 +77,10 @@ def prompt_calls(
 ) -> list[Call]:
     """Calls written as text by a prompt model: Python syntax (or BFCL JSON) for Python
     categories, Java or JavaScript syntax for theirs."""
+    if len(text) > MAX_CALL_TEXT_CHARS:  # the model's text: its cost is bounded up front
+        raise DecodeFailure(
+            FAILED, f"the output is longer than {MAX_CALL_TEXT_CHARS} characters (limit)"
+        )
     if unwrap_fence:
         fenced = FENCE_RE.match(text)
         text = fenced.group(1) if fenced else text

@@ -19,6 +19,7 @@ from typing import Any
 from rl_verifier import CallSyntaxError, bracketed
 
 EXTRA = "rl-verifier-tool-calls[bfcl-java]"
+MAX_TREE_DEPTH = 400  # syntax-tree levels; ordinary calls are under 30, Python's limit is 1000
 
 
 class DecoderMissing(RuntimeError):
@@ -46,9 +47,29 @@ def _parse(text: str, language: str) -> tuple[Any, str]:
     and the text it was parsed from."""
     source = bracketed(text)[1:-1]
     root = _parser(language).parse(source.encode("utf8")).root_node
+    if _deeper_than(root, MAX_TREE_DEPTH):
+        # tree-sitter's sexp() and the readers below recurse: a model's `1+1+...+1` a
+        # hundred thousand terms long would overflow the C stack. BFCL would crash here.
+        raise CallSyntaxError(f"{language} call text nested deeper than {MAX_TREE_DEPTH}")
     if "ERROR" in root.sexp():
         raise CallSyntaxError(f"not {language} call syntax")
     return root, source
+
+
+def _deeper_than(root: Any, limit: int) -> bool:
+    """Whether the tree under ``root`` is more than ``limit`` levels deep (walked with a
+    cursor, without recursion)."""
+    cursor, depth = root.walk(), 0
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > limit:
+                return True
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return False
+            depth -= 1
 
 
 def _text(node: Any, source: str) -> str:
