@@ -10,9 +10,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# [doc:ID] | [d1] | [1] | [1, 2] | [d1,d2]
+# [doc:ID] | [d1] | [1] | [1, 2] | [d1,d2]. An ID holds no "[": it stops at the next marker's
+# opening bracket, so text like "[doc:[doc:[doc:..." is read in linear time (an ID that could
+# run on over later "[" made every unclosed marker rescan the rest of the text: quadratic).
 BUILTIN = re.compile(
-    r"\[\s*(?:doc\s*:\s*(?P<doc>[^\]\s]+)|(?P<list>d?\d+(?:\s*[,;]\s*d?\d+)*))\s*\]",
+    r"\[\s*(?:doc\s*:\s*(?P<doc>[^\[\]\s]+)|(?P<list>d?\d+(?:\s*[,;]\s*d?\d+)*))\s*\]",
     re.IGNORECASE,
 )
 ITEM = re.compile(r"(d?)(\d+)", re.IGNORECASE)
@@ -56,9 +58,11 @@ def resolve_item(item: str, positional: Sequence[str], known: set[str]) -> str:
     match = ITEM.fullmatch(item)
     if match is None:  # pragma: no cover - the pattern only lets these through
         return item
-    number = int(match.group(2))
-    if 1 <= number <= len(positional):
-        return positional[number - 1]
+    digits = match.group(2).lstrip("0") or "0"
+    # A number longer than the docs' count is out of range: compared by length first, so
+    # "[99999...]" never reaches int() (which refuses more than 4,300 digits).
+    if len(digits) <= len(str(len(positional))) and 1 <= int(digits) <= len(positional):
+        return positional[int(digits) - 1]
     return item.lower() if match.group(1) else item
 
 

@@ -23,6 +23,10 @@ from rl_verifier_retrieval.support import (
     overlap_support,
 )
 
+# Longest completion judged (characters): an answer with citations is a few sentences; the
+# bound keeps every pass over the text, answer_pattern and citation_pattern included, short.
+MAX_COMPLETION_CHARS = 20_000
+
 
 class RetrievalConfig(VerifierConfig):
     """Settings of the ``retrieval`` verifier."""
@@ -51,6 +55,12 @@ class RetrievalConfig(VerifierConfig):
         default=None,
         description="Extra citation regex whose first group (or whole match) is a document id; "
         "read besides [d1], [1] and [doc:ID].",
+    )
+    max_completion_chars: int = Field(
+        default=MAX_COMPLETION_CHARS,
+        ge=1,
+        description="Longest completion judged; a longer one scores 0 (info.limit names this "
+        "setting) before any pattern or citation parsing runs over it.",
     )
     max_citations: int = Field(
         default=10,
@@ -127,6 +137,8 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
         except ReferenceProblem as exc:
             return Verdict.failed(f"task {task.id}: {exc}")
         text = completion.text()
+        if len(text) > self.settings.max_completion_chars:
+            return too_long(len(text), self.settings.max_completion_chars)
         if not text.strip():
             return Verdict.invalid("empty output")
         answer = self.extract_answer(text)
@@ -210,6 +222,20 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
             return contains_answer(doc, golds)
 
         return supports
+
+
+COMPONENTS = ("answer", "citation_precision", "citation_recall", "citation_f1")
+
+
+def too_long(length: int, limit: int) -> Verdict:
+    """Reward 0 for a completion past ``max_completion_chars``: the model's failure."""
+    components = dict.fromkeys(COMPONENTS, 0.0) | {"hallucinated_share": 0.0}
+    return Verdict.ok(
+        0.0,
+        components,
+        limit="max_completion_chars",
+        detail=f"completion of {length} characters is longer than max_completion_chars ({limit})",
+    )
 
 
 def read_reference(task: Task) -> tuple[list[str], set[str] | None, list[Document]]:
