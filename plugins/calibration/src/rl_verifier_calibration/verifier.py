@@ -14,6 +14,10 @@ from rl_verifier_calibration.forecast import ForecastError, extract_probability
 from rl_verifier_calibration.metrics import Pair, as_pair, calibration_metrics
 from rl_verifier_calibration.reference import OutcomeError, read_outcome
 
+# Longest completion read (characters): room for long reasoning before the forecast, while the
+# linear parse stays well inside the deadline (measured: 1 MB of numbers took 1.3 s, 10 MB 15 s).
+MAX_COMPLETION_CHARS = 200_000
+
 
 class CalibrationConfig(VerifierConfig):
     """Settings of the ``calibration`` verifier."""
@@ -37,6 +41,12 @@ class CalibrationConfig(VerifierConfig):
         description="Where a forecast may be written: any (tags, labels or free text), "
         "label (tags or 'Probability:' labels) or tag (<probability> tags only). "
         "Stricter formats leave a policy less room to game the parser.",
+    )
+    max_completion_chars: int = Field(
+        default=MAX_COMPLETION_CHARS,
+        ge=1,
+        description="Longest completion read; a longer one is invalid (info.limit names this "
+        "setting) without being parsed.",
     )
     ece_bins: int = Field(
         default=10, ge=1, le=1000, description="Equal-width bins for expected calibration error."
@@ -77,6 +87,15 @@ class CalibrationVerifier(Verifier[CalibrationConfig]):
         except OutcomeError as exc:
             return Verdict.failed(f"task {task.id!r}: {exc}")
         text = completion.text()
+        limit = self.settings.max_completion_chars
+        if len(text) > limit:
+            return Verdict.invalid(
+                f"completion of {len(text)} characters is longer than max_completion_chars "
+                f"({limit})",
+                limit="max_completion_chars",
+                probability=None,
+                outcome=outcome,
+            )
         if self.settings.rule == "rlcr":
             return self._verify_rlcr(text, outcome)
         try:
