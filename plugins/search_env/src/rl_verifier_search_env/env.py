@@ -6,9 +6,16 @@ from collections.abc import Callable
 from typing import Any
 
 from rl_verifier.train import ToolUse, TrainConfig
-from rl_verifier_retrieval.index import BM25Index
+from rl_verifier_retrieval.index import BM25Index, tokenize
 from rl_verifier_search_env.corpus import load_index
-from rl_verifier_search_env.schema import DEFAULT_K, MAX_K, SEARCH_TOOL_SCHEMA, SNIPPET_CHARS
+from rl_verifier_search_env.schema import (
+    DEFAULT_K,
+    MAX_K,
+    MAX_QUERY_CHARS,
+    MAX_QUERY_TERMS,
+    SEARCH_TOOL_SCHEMA,
+    SNIPPET_CHARS,
+)
 
 __all__ = ["SEARCH_TOOL_SCHEMA", "SYSTEM_PROMPT", "SearchTools", "make_env", "make_search"]
 
@@ -31,6 +38,15 @@ def make_search(index: BM25Index) -> SearchFn:
             raise TypeError(f"'k' must be an integer, got {k!r}")
         if not 1 <= k <= MAX_K:
             raise ValueError(f"'k' must be between 1 and {MAX_K}, got {k}")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ValueError(
+                f"'query' is {len(query)} characters, longer than MAX_QUERY_CHARS "
+                f"({MAX_QUERY_CHARS})"
+            )
+        if (terms := len(tokenize(query))) > MAX_QUERY_TERMS:
+            raise ValueError(
+                f"'query' has {terms} words, more than MAX_QUERY_TERMS ({MAX_QUERY_TERMS})"
+            )
         return [
             {"id": doc.id, "title": doc.title, "text": doc.text[:SNIPPET_CHARS]}
             for doc, _score in index.search(query, k)

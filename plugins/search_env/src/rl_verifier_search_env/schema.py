@@ -8,6 +8,11 @@ TOOL_NAME = "search"
 DEFAULT_K = 3
 MAX_K = 10
 SNIPPET_CHARS = 200
+# The query is the model's text: its cost is BM25 work per term, linear in the corpus for the
+# rank_bm25 backend. A search is a few keywords; longer queries are refused (an error result
+# the model sees) before they are tokenized.
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_TERMS = 32
 
 SEARCH_TOOL_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -20,7 +25,12 @@ SEARCH_TOOL_SCHEMA: dict[str, Any] = {
         "parameters": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "description": "Search keywords."},
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": f"Search keywords (at most {MAX_QUERY_TERMS} words).",
+                },
                 "k": {
                     "type": "integer",
                     "minimum": 1,
