@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -12,8 +13,16 @@ from typing import Literal
 from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.reward import Reward
-from rl_verifier.verdict_cache import Cached, VerdictCache, default_cache, verdict_key
+from rl_verifier.verdict_cache import (
+    Cached,
+    VerdictCache,
+    default_cache,
+    task_digest,
+    verdict_key,
+)
 from rl_verifier.verifier import Verifier
+
+TASK_DIGESTS = 4096  # tasks whose digest the engine keeps (each holds its task alive)
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,19 @@ class ScoringEngine:
             default_cache() if cache is True else cache if isinstance(cache, VerdictCache) else None
         )
         self._judging: dict[str, asyncio.Future[Cached | None]] = {}
+        self._task_digests: OrderedDict[int, tuple[Task, str | None]] = OrderedDict()
+
+    def _task_digest(self, task: Task) -> str | None:
+        """The task's digest, computed once per task object (a group shares one)."""
+        known = self._task_digests.get(id(task))
+        if known is not None and known[0] is task:
+            self._task_digests.move_to_end(id(task))
+            return known[1]
+        digest = task_digest(task)
+        self._task_digests[id(task)] = (task, digest)
+        while len(self._task_digests) > TASK_DIGESTS:
+            self._task_digests.popitem(last=False)
+        return digest
 
     def _limit(self, verifier: Verifier) -> asyncio.Semaphore | None:
         if verifier.concurrency is None:
@@ -95,9 +117,11 @@ class ScoringEngine:
         cache = self.cache
         key = None
         if cache is not None and verifier.deterministic:
-            key = verdict_key(
-                verifier.name, version, verifier.config_hash, sample.task, sample.completion
-            )
+            digest = self._task_digest(sample.task)
+            if digest is not None:
+                key = verdict_key(
+                    verifier.name, version, verifier.config_hash, digest, sample.completion
+                )
         if cache is None or key is None:
             once = await self._run(verifier, sample)
             return Cached(settle(verifier, once.verdict), once.elapsed_s), False

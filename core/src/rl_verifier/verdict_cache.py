@@ -50,21 +50,29 @@ class Cached:
     elapsed_s: float
 
 
-def verdict_key(
-    verifier: str, version: str, config_hash: str, task: Task, completion: Completion
-) -> str | None:
-    """The cache key: a digest of everything a verdict may depend on (``None`` for a
-    sample that cannot be encoded, e.g. nested past pydantic's limit: never cached)."""
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def task_digest(task: Task) -> str | None:
+    """A digest of the whole task (``None`` when it cannot be encoded, e.g. nested past
+    pydantic's limit: such a sample is never cached)."""
     try:
-        payload = {
-            "verifier": [verifier, version, config_hash],
-            "task": task.model_dump(mode="json"),
-            "completion": completion.model_dump(mode="json", exclude={"task_id"}),
-        }
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return _digest(task.model_dump(mode="json"))
     except (ValueError, TypeError, RecursionError):
         return None
-    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def verdict_key(
+    verifier: str, version: str, config_hash: str, task: str, completion: Completion
+) -> str | None:
+    """The cache key: a digest of the verifier, the task's digest and the completion."""
+    try:
+        body = completion.model_dump(mode="json", exclude={"task_id"})
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return _digest([verifier, version, config_hash, task, body])
 
 
 class VerdictCache:
