@@ -26,6 +26,9 @@ from rl_verifier.builtin import ExactMatch
 from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.reward import Reward
 
+# These figures measure scoring itself: the verdict cache would answer repeats for free.
+os.environ.setdefault("RLV_VERDICT_CACHE", "off")
+
 
 def make_batch(count: int) -> list[Sample]:
     task = Task(id="t", prompt="2+2?", reference={"answer": "4"})

@@ -35,6 +35,9 @@ from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.reward import Reward
 from rl_verifier_math import MathVerifier
 
+# These figures measure scoring itself: the verdict cache would answer repeats for free.
+os.environ.setdefault("RLV_VERDICT_CACHE", "off")
+
 PAIRS = Path(__file__).parents[1] / "plugins" / "math" / "tests" / "data" / "parity.jsonl"
 
 

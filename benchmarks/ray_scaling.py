@@ -40,6 +40,9 @@ from rl_verifier.executors import Executor, ProcessExecutor
 from rl_verifier.ray_executor import RayExecutor, init_ray, shutdown_ray
 from rl_verifier.reward import Reward
 
+# These figures measure scoring itself: the verdict cache would answer repeats for free.
+os.environ.setdefault("RLV_VERDICT_CACHE", "off")
+
 CLUSTER_CORES = 64
 WORKLOADS = {"lean-like (2 s/proof)": 2.0, "pytest-like (60 ms/sample)": 0.060}
 

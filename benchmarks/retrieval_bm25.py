@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,6 +28,9 @@ from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.reward import Reward
 from rl_verifier_retrieval.index import BM25Index, Document
 from rl_verifier_retrieval.verifier import RetrievalVerifier
+
+# These figures measure scoring itself: the verdict cache would answer repeats for free.
+os.environ.setdefault("RLV_VERDICT_CACHE", "off")
 
 T = TypeVar("T")
 

@@ -35,6 +35,9 @@ import aiohttp
 
 from rl_verifier import Scorer
 
+# These figures measure scoring itself: the verdict cache would answer repeats for free.
+os.environ.setdefault("RLV_VERDICT_CACHE", "off")
+
 ADD_TESTS = "from solution import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 

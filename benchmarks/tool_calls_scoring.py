@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,9 @@ from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.reward import Reward
 from rl_verifier_tool_calls.tasks import eiffel_task, search_episode
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier
+
+# These figures measure scoring itself: the verdict cache would answer repeats for free.
+os.environ.setdefault("RLV_VERDICT_CACHE", "off")
 
 TARGET = 2000.0
 

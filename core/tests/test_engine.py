@@ -95,11 +95,11 @@ def test_inline_executor_cuts_cooperative_async_work() -> None:
 
 def test_per_verifier_concurrency_limit_is_respected() -> None:
     Counting.peak = 0
-    scores = score_once(Counting(), [(TASK, "x")] * 12, "inline")
+    scores = score_once(Counting(), [(TASK, f"x{i}") for i in range(12)], "inline")
     assert all(s.status is Status.OK for s in scores)
     assert Counting.peak == 2
     Counting.peak = 0
-    score_once(Counting({"max_concurrency": 5}), [(TASK, "x")] * 12, "inline")
+    score_once(Counting({"max_concurrency": 5}), [(TASK, f"x{i}") for i in range(12)], "inline")
     assert Counting.peak == 5
 
 

@@ -299,7 +299,11 @@ def workers_of_this_process() -> set[int]:
 
 def test_a_client_gone_mid_batch_cancels_its_work_and_leaks_nothing() -> None:
     tasks = [{"id": "slow", "prompt": "p", "reference": {"tests": SLEEPY_TESTS}}]
-    completions = [{"task_id": "slow", "completion": SLEEPY_SOLUTION}] * 2
+    # Two different solutions: copies of one sample would share a single check.
+    completions = [
+        {"task_id": "slow", "completion": SLEEPY_SOLUTION.replace("\n```", f"\n# {i}\n```")}
+        for i in range(2)
+    ]
     body = json.dumps({"tasks": tasks, "completions": completions}).encode()
     settings = {"timeout_s": 300, "run_timeout_s": 300}
     others = workers_of_this_process()  # left by earlier tests in this process, if any

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from rl_verifier import __version__
 from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
+from rl_verifier.cache_command import cache
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
 from rl_verifier.contracts import Score
 from rl_verifier.engine import Sample, make_executor, score_batch
@@ -559,6 +560,7 @@ def builder(port: int) -> None:
 
 
 cli.add_command(reward_server)  # options and server: rl_verifier.reward_server
+cli.add_command(cache)  # rlv cache stats|clear: rl_verifier.cache_command
 
 
 @cli.command(epilog="Example: rlv report runs/demo-20261129-173651")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -12,7 +13,16 @@ from typing import Literal
 from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.reward import Reward
+from rl_verifier.verdict_cache import (
+    Cached,
+    VerdictCache,
+    default_cache,
+    task_digest,
+    verdict_key,
+)
 from rl_verifier.verifier import Verifier
+
+TASK_DIGESTS = 4096  # tasks whose digest the engine keeps (each holds its task alive)
 
 
 @dataclass(frozen=True)
@@ -51,15 +61,37 @@ class ScoringEngine:
     """Scores samples through an executor, honouring each verifier's concurrency."""
 
     def __init__(
-        self, executor: Executor, max_in_flight: int | None = None, keep_scores: bool = True
+        self,
+        executor: Executor,
+        max_in_flight: int | None = None,
+        keep_scores: bool = True,
+        cache: VerdictCache | bool = True,
     ) -> None:
         """``keep_scores=False`` for long-lived engines (the training loop) that never ask
-        for batch metrics: nothing accumulates across batches."""
+        for batch metrics: nothing accumulates across batches. ``cache``: the verdict
+        cache for deterministic verifiers (``True``: ``default_cache()``; ``False``: none)."""
         self.executor = executor
         self.keep_scores = keep_scores
         self.max_in_flight = max_in_flight or max(4 * executor.capacity, 16)
         self._limits: dict[int, asyncio.Semaphore] = {}
         self.record = BatchRecord()
+        self.cache: VerdictCache | None = (
+            default_cache() if cache is True else cache if isinstance(cache, VerdictCache) else None
+        )
+        self._judging: dict[str, asyncio.Future[Cached | None]] = {}
+        self._task_digests: OrderedDict[int, tuple[Task, str | None]] = OrderedDict()
+
+    def _task_digest(self, task: Task) -> str | None:
+        """The task's digest, computed once per task object (a group shares one)."""
+        known = self._task_digests.get(id(task))
+        if known is not None and known[0] is task:
+            self._task_digests.move_to_end(id(task))
+            return known[1]
+        digest = task_digest(task)
+        self._task_digests[id(task)] = (task, digest)
+        while len(self._task_digests) > TASK_DIGESTS:
+            self._task_digests.popitem(last=False)
+        return digest
 
     def _limit(self, verifier: Verifier) -> asyncio.Semaphore | None:
         if verifier.concurrency is None:
@@ -68,20 +100,61 @@ class ScoringEngine:
             self._limits[id(verifier)] = asyncio.Semaphore(verifier.concurrency)
         return self._limits[id(verifier)]
 
-    async def _judge(self, verifier: Verifier, sample: Sample) -> Verdict:
+    async def _run(self, verifier: Verifier, sample: Sample) -> Cached:
+        start = time.perf_counter()
         limit = self._limit(verifier)
         if limit is None:
             verdict = await self.executor.run(verifier, sample.task, sample.completion)
         else:
             async with limit:
                 verdict = await self.executor.run(verifier, sample.task, sample.completion)
-        return settle(verifier, verdict)
+        return Cached(verdict, time.perf_counter() - start)
+
+    async def _judge(self, verifier: Verifier, version: str, sample: Sample) -> tuple[Cached, bool]:
+        """The verdict (penalties applied), the time it took, and whether it was reused:
+        from the cache, or from a running check of the same sample, when the verifier is
+        deterministic."""
+        cache = self.cache
+        key = None
+        if cache is not None and verifier.deterministic:
+            digest = self._task_digest(sample.task)
+            if digest is not None:
+                key = verdict_key(
+                    verifier.name, version, verifier.config_hash, digest, sample.completion
+                )
+        if cache is None or key is None:
+            once = await self._run(verifier, sample)
+            return Cached(settle(verifier, once.verdict), once.elapsed_s), False
+        found = cache.get(key)
+        running = self._judging.get(key) if found is None else None
+        if running is not None:
+            shared = await asyncio.shield(running)  # None: that check did not judge
+            found = shared if shared is not None and shared.verdict.status.judged else None
+        if found is not None:
+            info = {**found.verdict.info, "cached": True}
+            verdict = found.verdict.model_copy(update={"info": info})
+            return Cached(settle(verifier, verdict), found.elapsed_s), True
+        future: asyncio.Future[Cached | None] = asyncio.get_running_loop().create_future()
+        self._judging.setdefault(key, future)
+        judged: Cached | None = None
+        try:
+            judged = await self._run(verifier, sample)
+        finally:
+            if self._judging.get(key) is future:
+                del self._judging[key]
+            future.set_result(judged)
+        assert judged is not None  # _run raised otherwise
+        cache.put(key, verifier.name, judged.verdict, judged.elapsed_s)
+        return Cached(settle(verifier, judged.verdict), judged.elapsed_s), False
 
     async def score_one(self, reward: Reward, sample: Sample) -> Score:
-        start = time.perf_counter()
         names = reward.names
-        verdicts = await asyncio.gather(*(self._judge(reward.verifiers[n], sample) for n in names))
-        elapsed = time.perf_counter() - start
+        judged = await asyncio.gather(
+            *(self._judge(reward.verifiers[n], reward.versions[n], sample) for n in names)
+        )
+        # The verifiers run side by side; a reused verdict keeps the time it first took.
+        elapsed = max(j.elapsed_s for j, _ in judged)
+        verdicts = [j.verdict for j, _ in judged]
         by_name = dict(zip(names, verdicts, strict=True))
         for name, verdict in by_name.items() if self.keep_scores else ():
             self.record.scores.setdefault(name, []).append(
@@ -172,14 +245,16 @@ async def score_batch(
     executor: Executor,
     on_score: Callable[[Score], None] | None = None,
     finished: Sequence[tuple[Reward, Score]] = (),
+    cache: VerdictCache | bool = True,
 ) -> BatchResult:
     """Score ``jobs`` (input order kept) and compute each verifier's batch metrics.
 
     ``finished`` holds scores of the same batch from an earlier, interrupted run: they
     are not scored again but count in the batch metrics and come first in ``scores``.
+    ``cache`` as for ``ScoringEngine``.
     """
     async with executor:
-        engine = ScoringEngine(executor)
+        engine = ScoringEngine(executor, cache=cache)
         for reward, score in finished:
             engine.remember(reward, score)
         scores = [score for _, score in finished] + await engine.score(jobs, on_score)

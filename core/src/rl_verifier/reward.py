@@ -80,6 +80,7 @@ class Reward:
         self.expression = expression
         self.terms = parse_expression(expression)
         self.verifiers = verifiers
+        self.versions = dict(versions)
         self.single = len(self.terms) == 1 and self.terms[0] == Term(1.0, (self.names[0],))
         if self.single:
             verifier = verifiers[self.names[0]]
