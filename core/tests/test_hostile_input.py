@@ -5,8 +5,6 @@ slow headers are cut off; no input gives a 500."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +15,7 @@ import httpx
 import pytest
 import zstandard
 from rlv_cli_helpers import assert_user_error, io_args, rlv
+from rlv_processes import answers_to_slow_headers, workers_of_this_process
 
 from rl_verifier import Scorer, Status, Verifier
 from rl_verifier.builtin import ExactMatch
@@ -33,23 +32,6 @@ def deep(levels: int) -> Any:
     for _ in range(levels):
         value = {"a": value}
     return value
-
-
-def workers_of_this_process() -> set[int]:
-    """Live verifier worker processes started by this process."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[1]) == os.getpid() and b"rl_verifier.worker" in cmdline:
-            found.add(int(entry.name))
-    return found
 
 
 def settle(condition: Callable[[], bool], timeout_s: float = 30.0) -> bool:
@@ -144,19 +126,10 @@ def test_hostile_bodies_on_every_route_never_get_a_500() -> None:
 def test_slow_headers_are_answered_408_and_closed() -> None:
     with serving_in_thread(ServerOptions(spec="exact_match", port=0, executor="inline")) as bound:
         address = urlsplit(bound.url)
-        held = [socket.create_connection((address.hostname, address.port)) for _ in range(10)]
-        try:
-            for connection in held:
-                connection.sendall(b"POST /v1/sco")  # and then nothing
-                connection.settimeout(HEADER_TIMEOUT_S * 4)
-            for connection in held:
-                answer = b""
-                while chunk := connection.recv(4096):
-                    answer += chunk
-                assert answer.startswith(b"HTTP/1.1 408"), answer
-        finally:
-            for connection in held:
-                connection.close()
+        answers = answers_to_slow_headers(
+            str(address.hostname), int(address.port or 0), b"POST /v1/sco", 10, HEADER_TIMEOUT_S * 4
+        )
+        assert all(answer.startswith(b"HTTP/1.1 408") for answer in answers), answers
         assert httpx.get(f"{bound.url}/healthz").status_code == 200
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import threading
 import time
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from click.testing import CliRunner
+from rlv_processes import descendants, processes, workers_of_this_process
 
 from rl_verifier import Completion, Score, Task, Verdict, Verifier
 from rl_verifier.cli import cli
@@ -260,41 +260,6 @@ def test_health_info_and_prometheus_metrics() -> None:
 
 SLEEPY_SOLUTION = "```python\nimport time\n\ndef answer():\n    time.sleep(120)\n    return 1\n```"
 SLEEPY_TESTS = "from solution import answer\n\n\ndef test_answer():\n    assert answer() == 1\n"
-
-
-def processes() -> dict[int, tuple[int, bytes]]:
-    """pid -> (parent pid, command line) of every live process."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z":
-            found[int(entry.name)] = (int(fields[1]), cmdline)
-    return found
-
-
-def descendants(root: int) -> set[int]:
-    table = processes()
-    family, grew = {root}, True
-    while grew:
-        more = {pid for pid, (parent, _) in table.items() if parent in family} - family
-        family |= more
-        grew = bool(more)
-    return family - {root}
-
-
-def workers_of_this_process() -> set[int]:
-    return {
-        pid
-        for pid, (parent, cmdline) in processes().items()
-        if parent == os.getpid() and b"rl_verifier.worker" in cmdline
-    }
 
 
 def test_a_client_gone_mid_batch_cancels_its_work_and_leaks_nothing() -> None:

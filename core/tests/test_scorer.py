@@ -4,7 +4,6 @@ thread, with the process executor's hard timeouts and statuses."""
 from __future__ import annotations
 
 import asyncio
-import os
 import pickle
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rlv_processes import workers_of_this_process
 from rlv_test_verifiers import Behaviour
 
 import rl_verifier
@@ -23,23 +23,6 @@ Register = Callable[[type[Verifier]], type[Verifier]]
 
 def brier(p: float, outcome: int) -> float:
     return 1 - (p - outcome) ** 2
-
-
-def worker_children() -> list[int]:
-    """Live verifier worker processes started by this process."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and b"rl_verifier.worker" in cmdline and " Z " not in stat:
-            found.append(int(entry.name))
-    return found
 
 
 def test_scores_dicts_text_chat_and_contract_objects() -> None:
@@ -167,9 +150,9 @@ def test_verifiers_open_once_and_close_with_the_scorer(register_verifier: Regist
 def test_close_stops_the_worker_processes() -> None:
     scorer = Scorer("calibration", workers=2)
     scorer.score_many([({"prompt": "q", "reference": {"outcome": 1}}, "Probability: 0.5")] * 4)
-    assert worker_children()
+    assert sorted(workers_of_this_process())
     scorer.close()
-    assert worker_children() == []
+    assert sorted(workers_of_this_process()) == []
 
 
 EXIT_SCRIPT = """

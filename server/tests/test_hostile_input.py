@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 import zstandard
+from rlv_processes import answers_to_slow_headers
 
 from rl_verifier.cli_support import HEADER_TIMEOUT_S, url_for
 from rl_verifier_server.app import ROUTES, V1
@@ -123,21 +124,12 @@ def test_an_open_route_reads_no_body_and_a_bomb_stops_at_the_limit(server: Local
 
 def test_connections_with_slow_headers_are_closed(server: LocalServer) -> None:
     address = urlsplit(server.url)
-    held = []
-    for _ in range(20):
-        connection = socket.create_connection((address.hostname, address.port))
-        connection.sendall(b"POST /api/v1/telemetry HTT")  # and then nothing
-        connection.settimeout(HEADER_TIMEOUT_S * 4)
-        held.append(connection)
-    try:
-        for connection in held:
-            answer = b""
-            while chunk := connection.recv(4096):
-                answer += chunk
-            assert answer.startswith(b"HTTP/1.1 408"), answer
-    finally:
-        for connection in held:
-            connection.close()
+    start = b"POST /api/v1/telemetry HTT"  # and then nothing
+    wait_s = HEADER_TIMEOUT_S * 4
+    answers = answers_to_slow_headers(
+        str(address.hostname), int(address.port or 0), start, 20, wait_s
+    )
+    assert all(answer.startswith(b"HTTP/1.1 408") for answer in answers), answers
     assert httpx.get(f"{server.url}/healthz").status_code == 200
 
 
