@@ -66,11 +66,18 @@ def parse_answer(text: str, source: str, strip_units: bool, bare_latex: bool = T
     if source == "boxed":
         return parse_text(f"\\boxed{{{text}}}", strip_units)
     parsed = parse_text(text, strip_units)
-    if values(parsed) or not bare_latex or any(d in text for d in MATH_DELIMITERS):
+    if not bare_latex or any(d in text for d in MATH_DELIMITERS):
         return parsed
-    if MATH_SIGN.search(text) is None:
+    if MATH_SIGN.search(text) is None or (values(parsed) and reads_whole(parsed, text)):
         return parsed
-    return parse_text(f"${text}$", strip_units) or parsed
+    latex = parse_text(f"${text}$", strip_units)
+    return latex if values(latex) or not values(parsed) else parsed
+
+
+def reads_whole(parsed: Parsed, text: str) -> bool:
+    """math-verify's plain reading used all of ``text`` (not just a number inside it)."""
+    shown = [p for p in parsed if isinstance(p, str)]
+    return bool(shown) and "".join(shown[-1].split()) == "".join(text.rstrip(".").split())
 
 
 def parse_reference(text: str, strip_units: bool) -> Parsed:

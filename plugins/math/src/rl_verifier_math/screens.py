@@ -30,6 +30,7 @@ ELLIPSIS = r"(?:\.\.\.|\\[lc]?dots\b|…)"
 ANSWER_LIST = re.compile(rf"(?<![\w.]){CANDIDATE}(?:{SEPARATOR}(?:{CANDIDATE}|{ELLIPSIS}))+")
 TRAILER = re.compile(r"[\s.!)\]}*]*")
 NUMBER_NAME = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
+SIMPLE_FRACTION = re.compile(r"\\frac\{(\d+)\}\{(\d+)\}")
 COMPACT = re.compile(r"\s+|\\[,;:!]|\\left|\\right|\\displaystyle|\$")
 
 
@@ -82,7 +83,8 @@ def unwrap(text: str) -> str:
 def compact(text: str) -> str:
     """Text with spacing commands, ``$`` and ``\\left``/``\\right`` removed, for comparisons."""
     text = COMPACT.sub("", text)
-    return text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    return SIMPLE_FRACTION.sub(r"\1/\2", text)  # \frac{4}{8} is written 4/8 too
 
 
 def copies_prompt(answers: list[str], references: list[str], prompt: str) -> str | None:

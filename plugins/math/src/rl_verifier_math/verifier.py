@@ -3,10 +3,12 @@ after screens that score known reward hacks 0."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
-from sympy import MatrixBase, Set, Tuple
+from sympy import Float, MatrixBase, Number, Set, Tuple
 
 from rl_verifier import Completion, Score, Status, Task, Verdict, Verifier, content_text
 from rl_verifier_math.compare import (
@@ -19,7 +21,15 @@ from rl_verifier_math.compare import (
 )
 from rl_verifier_math.config import MathConfig
 from rl_verifier_math.extract import Extracted, extract
-from rl_verifier_math.reference import ReferenceError, reference_answers
+from rl_verifier_math.kinds import Reading, literal_match, reference_reading
+from rl_verifier_math.literals import (
+    close,
+    not_math,
+    plain,
+    scientific,
+    with_prefixed_as_decimal,
+)
+from rl_verifier_math.reference import ReferenceError, reference_answers, reference_base
 from rl_verifier_math.screens import (
     copies_prompt,
     defines_macros,
@@ -30,6 +40,9 @@ from rl_verifier_math.screens import (
 )
 
 SHOWN_CHARS = 200  # of answers kept in info
+BARE_CHARS = 100  # a completion this short with no words is read as the answer itself
+WORD = re.compile(r"[A-Za-z]{2,}")
+COMMAND = re.compile(r"\\[A-Za-z]+")
 
 
 class MathVerifier(Verifier[MathConfig]):
@@ -49,17 +62,53 @@ class MathVerifier(Verifier[MathConfig]):
     def verify(self, task: Task, completion: Completion) -> Verdict:
         config = self.config
         try:
+            base = reference_base(task.reference)
             references = reference_answers(task.reference)
-            golds = [self._parse_reference(r) for r in references]
+            kinds = [self._reading(r, base) for r in references]
+            golds = [
+                self._parse_reference(r)
+                for r, k in zip(references, kinds, strict=True)
+                if k.kind == "math"
+            ]
         except ReferenceError as exc:
             return Verdict.failed(str(exc))
         found = extract(completion.text(), config.extract)
         if found is None:
             return Verdict.invalid(f"no answer found (extract: {config.extract})")
         info: dict[str, Any] = {"answer": found.text[:SHOWN_CHARS], "source": found.source}
-        tail = config.extract == "auto" and found.source == "whole"
+        tail = config.extract == "auto" and found.source == "whole" and not bare(found.text)
         text = found.text[-config.max_answer_chars :] if tail else found.text
         reason = self._before_parsing(completion.text(), found, text)
+        if reason:
+            return zero(reason, info)
+        literal = [k for k in kinds if k.kind != "math"]
+        if literal:
+            written = last_line(text) if tail else text
+            if any(literal_match(k, written, base, config.float_rounding) for k in literal):
+                return Verdict.ok(1.0, **info, kind=literal[0].kind)
+            if not golds:
+                return Verdict.ok(0.0, **info, kind=literal[0].kind)
+        math_references = [r for r, k in zip(references, kinds, strict=True) if k.kind == "math"]
+        return self._judge_math(task, text, found, info, math_references, golds, tail)
+
+    def _judge_math(
+        self,
+        task: Task,
+        text: str,
+        found: Extracted,
+        info: dict[str, Any],
+        references: list[str],
+        golds: list[list[Parsed]],
+        tail: bool,
+    ) -> Verdict:
+        """The answer judged by math-verify against math references, after the screens."""
+        config = self.config
+        number = None if tail else scientific(plain(text))
+        if number is not None:  # a literal: compared as the number it denotes
+            correct = any(same_number(number, g, config.float_rounding) for g in golds)
+            return Verdict.ok(1.0 if correct else 0.0, **info)
+        text = with_prefixed_as_decimal(text)
+        reason = None if tail else not_math(plain(text))
         if reason:
             return zero(reason, info)
         readings = [
@@ -71,6 +120,9 @@ class MathVerifier(Verifier[MathConfig]):
         shown = [p for p in readings[0] if isinstance(p, str)]
         if shown:
             info["parsed"] = shown[-1][:SHOWN_CHARS]
+            reason = not_math(shown[-1]) if tail else None
+            if reason:
+                return zero(reason, info)
         reason = self._screen(task, text, shown, readings[0], references, golds, tail)
         if reason:
             return zero(reason, info)
@@ -82,9 +134,19 @@ class MathVerifier(Verifier[MathConfig]):
         )
         return Verdict.ok(1.0 if correct else 0.0, **info)
 
+    def _reading(self, reference: str, base: int | None) -> Reading:
+        """How one reference answer is compared; ReferenceError when it is not in ``base``."""
+        reading = reference_reading(reference, base)
+        if reading is None:
+            raise ReferenceError(
+                f"reference answer {reference[:SHOWN_CHARS]!r} is not an integer in base {base}"
+            )
+        return reading
+
     def _parse_reference(self, reference: str) -> list[Parsed]:
         """Each reading of a reference answer; ReferenceError when it does not parse."""
         config = self.config
+        reference = with_prefixed_as_decimal(reference)
         forms = [
             parse_reference(f, config.strip_units) for f in percent_forms(reference, config.percent)
         ]
@@ -145,6 +207,27 @@ class MathVerifier(Verifier[MathConfig]):
 def zero(reason: str, info: dict[str, Any]) -> Verdict:
     """A judged answer that scores 0 because of a hack screen."""
     return Verdict.ok(0.0, **info, reason=reason)
+
+
+def bare(text: str) -> bool:
+    """A completion that is only an answer: one short line with no words (``2.0 + 7.0i``)."""
+    return (
+        len(text) <= BARE_CHARS and "\n" not in text and WORD.search(COMMAND.sub("", text)) is None
+    )
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of ``text``: where a bare answer ends a completion."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else text
+
+
+def same_number(number: Decimal, gold: list[Parsed], places: int) -> bool:
+    """A number in scientific notation against a reference that is one real number."""
+    value = values(gold[0])[0] if values(gold[0]) else None
+    if not isinstance(value, Number) or not value.is_real:
+        return False
+    return close(number, Decimal(str(Float(value, 30))), places)
 
 
 def multi_valued(reference: str, gold: Parsed) -> bool:
