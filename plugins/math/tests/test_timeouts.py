@@ -1,5 +1,6 @@
-"""Answers built to make sympy run for ever end as status timeout at their deadline, without
-stalling the rest of the batch: the process executor kills the worker past its deadline."""
+"""With the size limits turned off, answers built to make sympy run for ever end as status
+timeout at their deadline, without stalling the rest of the batch: the process executor kills
+the worker past its deadline. (With the limits on they score 0 at once: test_model_cost.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rl_verifier_math import MathVerifier
 
 HANG = [
     "\\boxed{9^{9^{9}}}",  # 9^387420489: a 370-million-digit integer
-    "\\boxed{(x+1)^{3000} - (x-1)^{3000}}",  # simplify() expands a huge polynomial
+    "\\boxed{7^{7^{9}}}",  # 7^40353607: a 34-million-digit integer
 ]
 FINE = ["\\boxed{7}", "Answer: 8", "The answer is $7$.", "\\boxed{\\frac{14}{2}}"]
 

@@ -34,12 +34,16 @@ from rl_verifier_math.screens import (
     copies_prompt,
     defines_macros,
     lists_candidates,
+    nesting,
     several_boxed,
     too_large,
+    too_many_terms,
     unevaluated,
 )
 
 SHOWN_CHARS = 200  # of answers kept in info
+MAX_DEPTH = 24  # brackets nested deeper are not parsed: parsing time grows with depth
+MAX_TERMS = 100_000  # an answer whose expansion would be larger is not compared
 BARE_CHARS = 100  # a completion this short with no words is read as the answer itself
 WORD = re.compile(r"[A-Za-z]{2,}")
 COMMAND = re.compile(r"\\[A-Za-z]+")
@@ -78,7 +82,10 @@ class MathVerifier(Verifier[MathConfig]):
         info: dict[str, Any] = {"answer": found.text[:SHOWN_CHARS], "source": found.source}
         tail = config.extract == "auto" and found.source == "whole" and not bare(found.text)
         text = found.text[-config.max_answer_chars :] if tail else found.text
-        reason = self._before_parsing(completion.text(), found, text)
+        limit = self._size_limit(text)
+        if limit:
+            return zero(limit[1], info, limit=limit[0])
+        reason = self._before_parsing(completion.text(), found)
         if reason:
             return zero(reason, info)
         literal = [k for k in kinds if k.kind != "math"]
@@ -154,11 +161,16 @@ class MathVerifier(Verifier[MathConfig]):
             raise ReferenceError(f"reference answer {reference[:SHOWN_CHARS]!r} does not parse")
         return forms
 
-    def _before_parsing(self, completion: str, found: Extracted, text: str) -> str | None:
-        """Screens on the text: too long, macro definitions, several boxed answers."""
-        limit = self.config.max_answer_chars
-        if len(text) > limit:
-            return f"answer longer than max_answer_chars ({limit})"
+    def _size_limit(self, text: str) -> tuple[str, str] | None:
+        """(the limit, why) when the answer is too long or nested too deep to parse."""
+        longest = self.config.max_answer_chars
+        if len(text) > longest:
+            return "max_answer_chars", f"answer longer than max_answer_chars ({longest})"
+        reason = nesting(text, MAX_DEPTH)
+        return ("nesting", reason) if reason else None
+
+    def _before_parsing(self, completion: str, found: Extracted) -> str | None:
+        """Screens on the text: macro definitions, several boxed answers."""
         if self.config.reject_hedges:
             return defines_macros(completion) or several_boxed(found.boxed)
         return defines_macros(completion)
@@ -177,7 +189,7 @@ class MathVerifier(Verifier[MathConfig]):
         config = self.config
         answer_values = values(parsed)
         for value in answer_values:
-            reason = too_large(value, config.max_digits)
+            reason = too_large(value, config.max_digits) or too_many_terms(value, MAX_TERMS)
             if reason:
                 return reason
         several = any(multi_valued(r, g[0]) for r, g in zip(references, golds, strict=True))
@@ -204,8 +216,13 @@ class MathVerifier(Verifier[MathConfig]):
         return {"screened": screened / len(judged)}
 
 
-def zero(reason: str, info: dict[str, Any]) -> Verdict:
-    """A judged answer that scores 0 because of a hack screen."""
+def zero(reason: str, info: dict[str, Any], limit: str | None = None) -> Verdict:
+    """A judged answer that scores 0 because of a hack screen, or because checking it would
+    cost more than a size ``limit`` allows (the model's answer, the model's failure)."""
+    if limit is None and reason.startswith("too large"):
+        limit = "max_digits" if "digits" in reason else "terms"
+    if limit:
+        info = {**info, "limit": limit}
     return Verdict.ok(0.0, **info, reason=reason)
 
 
