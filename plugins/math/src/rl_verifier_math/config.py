@@ -17,8 +17,9 @@ class MathConfig(VerifierConfig):
     extract: Extraction = Field(
         default="auto",
         description="Where the answer is read: boxed (the last \\boxed{...}), answer_line "
-        "(the last 'Answer: ...' or '#### ...' line), whole (the whole text), or auto "
-        "(boxed, else an answer line, else the whole text).",
+        "(the last 'Answer: ...' or '#### ...' line, 'the answer is X.', or a last line "
+        "'So X.'), whole (the whole text), or auto (boxed, else an answer line, else the "
+        "whole text).",
     )
     percent: bool = Field(
         default=False,
