@@ -13,9 +13,9 @@ from rl_verifier.testing import score_once
 from rl_verifier_math import MathVerifier
 
 COSTLY = [
-    ("\\boxed{(x+1)^{3000} - (x-1)^{3000}}", "terms"),  # ran past 10 s: a 3000th power expanded
-    ("\\boxed{(x+1)^{9999}}", "terms"),
-    ("\\boxed{(x+y+z)^{80}}", "terms"),
+    ("\\boxed{(x+1)^{3000} - (x-1)^{3000}}", "max_terms"),  # ran past 10 s: a 3000th power expanded
+    ("\\boxed{(x+1)^{9999}}", "max_terms"),
+    ("\\boxed{(x+y+z)^{80}}", "max_terms"),
     ("\\boxed{\\binom{10^{6}}{5 \\cdot 10^{5}}}", "max_digits"),  # ran past 15 s
     ("\\boxed{\\prod_{k=1}^{10^{6}} k}", "max_digits"),  # 7.7 s
     ("Answer: (9**9999)**999", "max_digits"),  # a 9.5-million-digit power

@@ -51,6 +51,12 @@ class MathConfig(VerifierConfig):
         description="An answer whose numbers would have more digits (exponent towers, huge "
         "factorials) scores 0 without being evaluated.",
     )
+    max_terms: int = Field(
+        default=100_000,
+        ge=1,
+        description="An answer whose expansion would have more terms, weighted by degree "
+        "((x+1)^3000), scores 0 without being compared.",
+    )
     float_rounding: int = Field(
         default=6,
         ge=0,

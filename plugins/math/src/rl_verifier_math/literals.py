@@ -35,7 +35,7 @@ def plain(text: str) -> str:
         text = WRAPPER.sub(r" \1 ", text)
     text = " ".join(text.split())
     text = text.strip(" \t\"'")
-    while text[-1:] in (".", "!") and not text[-2:-1].isdigit():
+    while text[-1:] in (".", "!"):
         text = text[:-1].rstrip()
     return text
 

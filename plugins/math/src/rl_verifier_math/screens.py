@@ -173,7 +173,7 @@ def too_many_terms(value: Any, max_terms: int) -> str | None:
         terms = math.inf
     if terms > max_terms:
         shown = "more than 10^15" if math.isinf(terms) else f"about {terms:.3g}"
-        return f"too large to compare: expands to {shown} terms (max {max_terms})"
+        return f"too large to compare: expands to {shown} terms (max_terms {max_terms})"
     return None
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from sympy import Float, MatrixBase, Number, Set, Tuple
+from sympy import Float, Integer, MatrixBase, Number, Set, Tuple
 
 from rl_verifier import Completion, Score, Status, Task, Verdict, Verifier, content_text
 from rl_verifier_math.compare import (
@@ -24,6 +24,7 @@ from rl_verifier_math.extract import Extracted, extract
 from rl_verifier_math.kinds import Reading, literal_match, reference_reading
 from rl_verifier_math.literals import (
     close,
+    juxtaposed,
     not_math,
     plain,
     scientific,
@@ -43,8 +44,9 @@ from rl_verifier_math.screens import (
 
 SHOWN_CHARS = 200  # of answers kept in info
 MAX_DEPTH = 24  # brackets nested deeper are not parsed: parsing time grows with depth
-MAX_TERMS = 100_000  # an answer whose expansion would be larger is not compared
 BARE_CHARS = 100  # a completion this short with no words is read as the answer itself
+INTEGER = re.compile(r"-?\d{1,50}")
+DECIMAL = re.compile(r"-?\d{1,20}\.\d{1,30}")
 WORD = re.compile(r"[A-Za-z]{2,}")
 COMMAND = re.compile(r"\\[A-Za-z]+")
 
@@ -115,19 +117,22 @@ class MathVerifier(Verifier[MathConfig]):
             correct = any(same_number(number, g, config.float_rounding) for g in golds)
             return Verdict.ok(1.0 if correct else 0.0, **info)
         text = with_prefixed_as_decimal(text)
-        reason = None if tail else not_math(plain(text))
+        written_so = any(juxtaposed(r) for r in references)  # the reference reads like that too
+        reason = None if tail or written_so else not_math(plain(text))
         if reason:
             return zero(reason, info)
-        readings = [
-            parse_answer(form, found.source, config.strip_units, bare_latex=not tail)
-            for form in percent_forms(text, config.percent)
-        ]
+        readings = None if tail else known_reading(text, references, golds)
+        if readings is None:
+            readings = [
+                parse_answer(form, found.source, config.strip_units, bare_latex=not tail)
+                for form in percent_forms(text, config.percent)
+            ]
         if not any(readings):
             return Verdict.invalid("the answer does not parse as math", **info)
         shown = [p for p in readings[0] if isinstance(p, str)]
         if shown:
             info["parsed"] = shown[-1][:SHOWN_CHARS]
-            reason = not_math(shown[-1]) if tail else None
+            reason = not_math(shown[-1]) if tail and not written_so else None
             if reason:
                 return zero(reason, info)
         reason = self._screen(task, text, shown, readings[0], references, golds, tail)
@@ -189,7 +194,7 @@ class MathVerifier(Verifier[MathConfig]):
         config = self.config
         answer_values = values(parsed)
         for value in answer_values:
-            reason = too_large(value, config.max_digits) or too_many_terms(value, MAX_TERMS)
+            reason = too_large(value, config.max_digits) or too_many_terms(value, config.max_terms)
             if reason:
                 return reason
         several = any(multi_valued(r, g[0]) for r, g in zip(references, golds, strict=True))
@@ -220,10 +225,28 @@ def zero(reason: str, info: dict[str, Any], limit: str | None = None) -> Verdict
     """A judged answer that scores 0 because of a hack screen, or because checking it would
     cost more than a size ``limit`` allows (the model's answer, the model's failure)."""
     if limit is None and reason.startswith("too large"):
-        limit = "max_digits" if "digits" in reason else "terms"
+        limit = "max_digits" if "digits" in reason else "max_terms"
     if limit:
         info = {**info, "limit": limit}
     return Verdict.ok(0.0, **info, reason=reason)
+
+
+def known_reading(
+    text: str, references: list[str], golds: list[list[Parsed]]
+) -> list[Parsed] | None:
+    """The answer's reading without parsing it, where that is certain: an integer or decimal
+    literal is that Integer or Float (as math-verify reads it), and an answer written as a
+    reference is read as that reference was."""
+    written = text.strip()
+    if INTEGER.fullmatch(written):
+        return [[Integer(int(written)), written]]
+    if DECIMAL.fullmatch(written):
+        return [[Float(written), written]]
+    compact = "".join(written.split())
+    for reference, gold in zip(references, golds, strict=True):
+        if "".join(reference.split()) == compact and "%" not in compact:
+            return gold
+    return None
 
 
 def bare(text: str) -> bool:
