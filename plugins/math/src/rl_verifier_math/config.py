@@ -17,8 +17,9 @@ class MathConfig(VerifierConfig):
     extract: Extraction = Field(
         default="auto",
         description="Where the answer is read: boxed (the last \\boxed{...}), answer_line "
-        "(the last 'Answer: ...' or '#### ...' line), whole (the whole text), or auto "
-        "(boxed, else an answer line, else the whole text).",
+        "(the last 'Answer: ...' or '#### ...' line, 'the answer is X.', or a last line "
+        "'So X.'), whole (the whole text), or auto (boxed, else an answer line, else the "
+        "whole text).",
     )
     percent: bool = Field(
         default=False,
@@ -49,6 +50,12 @@ class MathConfig(VerifierConfig):
         ge=1,
         description="An answer whose numbers would have more digits (exponent towers, huge "
         "factorials) scores 0 without being evaluated.",
+    )
+    max_terms: int = Field(
+        default=100_000,
+        ge=1,
+        description="An answer whose expansion would have more terms, weighted by degree "
+        "((x+1)^3000), scores 0 without being compared.",
     )
     float_rounding: int = Field(
         default=6,

@@ -16,6 +16,14 @@ ANSWER_LINE = re.compile(
     r"|^[ \t]*####(?P<gsm8k>[^\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
+FINAL_PHRASE = re.compile(r"\b(?:answer|result)[ \t]+is\b[ \t]*[:：]?", re.IGNORECASE)
+SO_LINE = re.compile(
+    r"^[ \t>*_]*(?:so|thus|therefore|hence)\b[ \t]*[,:]?(?P<so>[^\n]*)\s*\Z", re.IGNORECASE
+)
+SENTENCE_END = re.compile(r"\.(?=\s|$)")
+PROSE = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}+[ \t,]++[A-Za-z]{2,}+[ \t,]++[A-Za-z]{2}")
+PHRASE_CHARS = 1000  # read after "the answer is"; a longer phrase is not an answer
+LATEX = re.compile(r"\$[^$]*\$|\\[A-Za-z]+(?:\{[^{}]*\})?")
 THINK_END = "</think>"
 
 
@@ -55,12 +63,39 @@ def boxed_contents(text: str) -> list[str]:
 
 
 def answer_line(text: str) -> str | None:
-    """The rest of the last ``Answer: ...`` (or GSM8K ``#### ...``) line, if any."""
-    last = None
+    """The last final answer stated in words: the rest of an ``Answer: ...`` (or GSM8K
+    ``#### ...``) line, ``the answer is X.``, or a last line ``So X.``; None if there is none."""
+    candidates: list[tuple[int, str]] = []
     for match in ANSWER_LINE.finditer(text):
-        last = match["answer"] if match["answer"] is not None else match["gsm8k"]
-    answer = last.strip(" \t*_") if last is not None else ""
+        line = match["answer"] if match["answer"] is not None else match["gsm8k"]
+        candidates.append((match.start(), line))
+    for match in FINAL_PHRASE.finditer(text):
+        rest = text[match.end() : match.end() + PHRASE_CHARS + 1]
+        phrase = sentence(rest.split("\n", 1)[0])
+        if phrase and not is_prose(phrase):
+            candidates.append((match.start(), phrase))
+    tail = text.rstrip()
+    last_line = tail[tail.rfind("\n") + 1 :][-PHRASE_CHARS - 1 :]
+    if (so := SO_LINE.match(last_line)) is not None:
+        phrase = sentence(so["so"])
+        if phrase and not is_prose(phrase):
+            candidates.append((len(tail), phrase))
+    if not candidates:
+        return None
+    answer = max(candidates, key=lambda c: c[0])[1].strip(" \t*_")
     return answer or None
+
+
+def sentence(text: str) -> str:
+    """``text`` up to the end of its first sentence (a full stop before a space or the end;
+    ``3.5`` is not one)."""
+    end = SENTENCE_END.search(text)
+    return (text[: end.start()] if end else text).strip(" \t*_")
+
+
+def is_prose(text: str) -> bool:
+    """Three words in a row outside LaTeX, or too long: a sentence, not an answer."""
+    return len(text) > PHRASE_CHARS or PROSE.search(LATEX.sub(" ", text)) is not None
 
 
 def extract(completion: str, mode: Extraction) -> Extracted | None:

@@ -40,6 +40,16 @@ def reference_answers(reference: dict[str, Any]) -> list[str]:
     )
 
 
+def reference_base(reference: dict[str, Any]) -> int | None:
+    """The base (2 to 36) a task names for its answer digits (``"base": 16``), if any."""
+    base = reference.get("base")
+    if base is None:
+        return None
+    if isinstance(base, bool) or not isinstance(base, int) or not 2 <= base <= 36:
+        raise ReferenceError(f"reference base {base!r} is not an integer from 2 to 36")
+    return base
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ReferenceError(f"reference answer {value!r} is not text or a number")

@@ -10,8 +10,20 @@ import math
 import re
 from typing import Any
 
-from sympy import Add, Eq, Float, Integer, Mul, Number, Pow, Rational, Symbol, UnevaluatedExpr
-from sympy.functions.combinatorial.factorials import factorial
+from sympy import (
+    Add,
+    Eq,
+    Float,
+    Integer,
+    Mul,
+    Number,
+    Pow,
+    Product,
+    Rational,
+    Symbol,
+    UnevaluatedExpr,
+)
+from sympy.functions.combinatorial.factorials import binomial, factorial
 
 MACRO = re.compile(
     r"\\(?:def|gdef|edef|xdef|let|futurelet|newcommand|renewcommand|providecommand|"
@@ -30,6 +42,7 @@ ELLIPSIS = r"(?:\.\.\.|\\[lc]?dots\b|…)"
 ANSWER_LIST = re.compile(rf"(?<![\w.]){CANDIDATE}(?:{SEPARATOR}(?:{CANDIDATE}|{ELLIPSIS}))+")
 TRAILER = re.compile(r"[\s.!)\]}*]*")
 NUMBER_NAME = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
+SIMPLE_FRACTION = re.compile(r"\\frac\{(\d+)\}\{(\d+)\}")
 COMPACT = re.compile(r"\s+|\\[,;:!]|\\left|\\right|\\displaystyle|\$")
 
 
@@ -82,7 +95,8 @@ def unwrap(text: str) -> str:
 def compact(text: str) -> str:
     """Text with spacing commands, ``$`` and ``\\left``/``\\right`` removed, for comparisons."""
     text = COMPACT.sub("", text)
-    return text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    return SIMPLE_FRACTION.sub(r"\1/\2", text)  # \frac{4}{8} is written 4/8 too
 
 
 def copies_prompt(answers: list[str], references: list[str], prompt: str) -> str | None:
@@ -136,6 +150,56 @@ def too_large(value: Any, max_digits: int) -> str | None:
     return None
 
 
+def nesting(text: str, max_depth: int) -> str | None:
+    """Brackets nested deeper than ``max_depth``: parsing them costs time the model chose."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+    if deepest > max_depth:
+        return f"nested too deep to parse: {deepest} levels of brackets (max {max_depth})"
+    return None
+
+
+def too_many_terms(value: Any, max_terms: int) -> str | None:
+    """An expression whose expansion would have more than ``max_terms`` terms
+    (``(x+1)^{3000}``), estimated without expanding it."""
+    try:
+        terms = _terms(value)
+    except RecursionError:
+        terms = math.inf
+    if terms > max_terms:
+        shown = "more than 10^15" if math.isinf(terms) else f"about {terms:.3g}"
+        return f"too large to compare: expands to {shown} terms (max_terms {max_terms})"
+    return None
+
+
+def _terms(value: Any) -> float:
+    """An upper bound on the number of terms (weighted by degree) ``value`` expands to."""
+    args: tuple[Any, ...] = getattr(value, "args", ())
+    if not args or not getattr(value, "free_symbols", None):
+        return 1.0
+    if isinstance(value, Pow):
+        base = _terms(value.base)
+        exponent = value.exp
+        if base <= 1:
+            return 1.0  # a monomial stays one term
+        if not isinstance(exponent, Integer):
+            return base
+        n = abs(int(exponent))
+        if n > 10**6:
+            return math.inf
+        # multinomial count of the terms of (t terms)^n, times n for the size of coefficients
+        return float(min(math.comb(n + int(min(base, 10**6)) - 1, n), 10**18) * max(n, 1))
+    parts = [_terms(a) for a in args]
+    if isinstance(value, Mul):
+        return float(min(math.prod(parts), 10**18))
+    return float(sum(parts))
+
+
 def _digits(value: Any) -> float:
     """An upper bound on log10 of the magnitude of ``value``'s numbers (0 for symbols)."""
     if isinstance(value, Integer):
@@ -153,6 +217,13 @@ def _digits(value: Any) -> float:
         if not isinstance(value.base, Number):
             base = max(base, 1.0)  # a symbol's powers still grow with the exponent
         return base * 10**exponent
+    if isinstance(value, binomial):
+        n = 10 ** min(_digits(args[0]), 16.0)
+        return n * math.log10(2) if n < 10**16 else math.inf
+    if isinstance(value, Product):
+        (_var, low, high) = value.limits[0]
+        span = 10 ** max(_digits(low), _digits(high))
+        return math.inf if span > 10**15 else span * max(_digits(args[0]), math.log10(span), 1)
     if isinstance(value, factorial):
         size = _digits(args[0])
         if size > 15:
