@@ -160,8 +160,9 @@ def _docstring(script: Path, settings: dict[str, Any], family: str | None, local
         *(wrap(f"{label:<9} {text}", "    ", "              ") for label, text in rows),
         "",
         wrap(
-            "The whole loop is in this one file. Each step samples a group of completions of each task from the current weights, "
-            "scores them with the verifier, compares each reward with its group's "
+            "The whole loop is in this one file. Each step samples a group of completions of "
+            "each task from the current weights, scores them with the verifier, compares each "
+            "reward with its group's "
             "(group-relative advantages) and trains the LoRA adapter on them. The settings are "
             "the constants below. For the same SEED the first step's rewards are rlv train's.",
             "",

@@ -82,20 +82,9 @@ def train(
     service: tinker.ServiceClient, tasks: list[Task], resume: str | None, start: int
 ) -> None:
     """Steps ``start`` to STEPS, then one sample from the trained weights."""
-    metadata = {"script": Path(__file__).name, "reward": REWARD}
+    training = open_training(service, resume)
     if resume:
-        # create_training_client_from_state_with_optimizer: the adapter and Adam's state
-        # exactly as save_state left them.
-        training = service.create_training_client_from_state_with_optimizer(
-            resume, user_metadata=metadata
-        ).result()
-        print(f"resuming at step {start + 1} from {resume}")
-    else:
-        # create_lora_training_client: a fresh LoRA adapter on the base model; only the
-        # adapter trains.
-        training = service.create_lora_training_client(
-            base_model=BASE_MODEL, rank=LORA_RANK, seed=SEED, user_metadata=metadata
-        ).result()
+        print(f"resuming at step {start + 1} from {resume}", flush=True)
     # The model's own chat template, applied as rlv train applies it (prompt tokens, the
     # token that ends an assistant turn, sampled tokens back to text).
     renderer = Renderer(training.get_tokenizer())
@@ -118,8 +107,25 @@ def train(
             if done % SAVE_EVERY == 0 or done == STEPS:
                 save(training, done)
             flat = [score for group_scores in scores for score in group_scores]
-            print(step_line(step, flat, trained, len(groups), time.perf_counter() - begin))
+            line = step_line(step, flat, trained, len(groups), time.perf_counter() - begin)
+            print(line, flush=True)
     final_sample(training, renderer, tasks[0])
+
+
+def open_training(service: tinker.ServiceClient, resume: str | None) -> tinker.TrainingClient:
+    """A new LoRA adapter, or the one a checkpoint holds."""
+    metadata = {"script": Path(__file__).name, "reward": REWARD}
+    if resume:
+        # create_training_client_from_state_with_optimizer: the adapter and Adam's state
+        # exactly as save_state left them.
+        return service.create_training_client_from_state_with_optimizer(
+            resume, user_metadata=metadata
+        ).result()
+    # create_lora_training_client: a fresh LoRA adapter on the base model; only the adapter
+    # trains.
+    return service.create_lora_training_client(
+        base_model=BASE_MODEL, rank=LORA_RANK, seed=SEED, user_metadata=metadata
+    ).result()
 
 
 def sampling_params(renderer: Renderer, seed: int) -> types.SamplingParams:
@@ -215,7 +221,7 @@ def save(training: tinker.TrainingClient, step: int) -> None:
     """A resumable checkpoint after ``step`` steps."""
     # save_state: the adapter's weights and Adam's state, on the server.
     path = training.save_state(name=f"step-{step:06d}").result().path
-    print(f"checkpoint after step {step}: {path}")
+    print(f"checkpoint after step {step}: {path}", flush=True)
 
 
 def step_line(step: int, scores: list[Score], trained: int, groups: int, seconds: float) -> str:
@@ -238,7 +244,7 @@ def final_sample(training: tinker.TrainingClient, renderer: Renderer, task: Task
         prompt=prompt, num_samples=1, sampling_params=sampling_params(renderer, SEED)
     ).result()
     reply = renderer.response_text(list(result.sequences[0].tokens))
-    print(f"final sample, task {task.id}: {reply!r}")
+    print(f"final sample, task {task.id}: {reply!r}", flush=True)
 
 
 if __name__ == "__main__":
