@@ -497,6 +497,7 @@ Examples:
 @click.option(
     "--standalone",
     is_flag=True,
+    default=NEW_DEFAULTS["standalone"],
     help="One file with the whole loop and every Tinker call, no TOML (single-turn only).",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
