@@ -159,7 +159,7 @@ def test_cli_help() -> None:
 
 
 def test_standalone_download_is_the_one_file_and_has_no_config(client: TestClient) -> None:
-    form = {"verifier": "exact_match", "model": MODEL, "standalone": True}
+    form: dict[str, Any] = {"verifier": "exact_match", "model": MODEL, "standalone": True}
     script, _, _ = render_loop(BuildRequest(**form))  # type: ignore[arg-type]
     assert "forward_backward" in script
     posted = client.post("/api/download?kind=script", json=form)
