@@ -103,11 +103,9 @@ def script_path(request: BuildRequest) -> Path:
 def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
     """Validate ``request``; return (script text, TOML text, warnings). Writes nothing."""
     spec = request.verifier.strip()
-    where = (
-        "in VERIFIER_CONFIG in the file"
-        if request.standalone
-        else ("under [verifier_config] in the TOML")
-    )
+    where = "under [verifier_config] in the TOML"
+    if request.standalone:
+        where = "in VERIFIER_CONFIG in the file"
     warnings = _check_reward(spec, where)
     _check_settings(request)
     tasks = _resolve_tasks(request.task, _reward_names(spec))
