@@ -114,7 +114,8 @@ def test_first_step_samples_and_rewards_equal_rlv_trains(
     module = load_module(script, monkeypatch)
     settings = {
         "base_model": module.BASE_MODEL,
-        "backend": "local",
+        "backend": "tinker",  # the same rlv serve, through the SDK's settings
+        "base_url": server.url,
         "lora_rank": module.LORA_RANK,
         "learning_rate": module.LEARNING_RATE,
         "steps": 1,
@@ -129,7 +130,12 @@ def test_first_step_samples_and_rewards_equal_rlv_trains(
     config = tmp_path / "train.toml"
     config.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items()))
     trained = subprocess.run(
-        [*RLV, "train", str(config)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        [*RLV, "train", str(config)],
+        cwd=tmp_path,
+        env=sdk_env(server),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert trained.returncode == 0, trained.stderr[-3000:]
 
