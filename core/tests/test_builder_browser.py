@@ -110,11 +110,14 @@ def rlv_new(tmp: Path, form: dict[str, Any]) -> tuple[bytes, bytes]:
     }
     args = [str(Path(sys.executable).with_name("rlv")), "new"]
     for key, value in form.items():
-        if value is not None and value != "":
+        if value is True:
+            args.append(f"--{key}")
+        elif value is not None and value != "":
             args += [flags.get(key, f"--{key}"), str(value)]
     subprocess.run(args, cwd=tmp, check=True, capture_output=True, text=True)
     script = next(tmp.glob("train_*.py"))
-    return script.read_bytes(), script.with_suffix(".toml").read_bytes()
+    config = script.with_suffix(".toml")
+    return script.read_bytes(), config.read_bytes() if config.exists() else b""
 
 
 PRESETS = available_presets()
@@ -152,6 +155,38 @@ def test_preset_preview_and_download_match_rlv_new(
             + PRESETS[index]["values"]["verifier"]
             + (".py" if kind == "script" else ".toml")
         )
+
+
+def test_standalone_switch_previews_and_downloads_exactly_rlv_new_standalone(
+    driver: Any, base_url: str, tmp_path: Path
+) -> None:
+    load(driver, base_url)
+    [index] = [i for i, p in enumerate(PRESETS) if p["values"]["verifier"] == "calibration"]
+    driver.find_element(By.ID, f"preset-{index}").click()
+    settle(driver)
+    set_field(driver, "model", MODEL)
+    driver.find_element(By.ID, "standalone").click()
+    assert settle(driver) == "ok"
+    assert not driver.find_element(By.ID, "tab-config").is_displayed()
+    assert not driver.find_element(By.ID, "dl-config").is_displayed()
+    preview = driver.find_element(By.ID, "preview")
+    script_text = driver.execute_script("return arguments[0].textContent", preview)
+    form = driver.execute_script("return window.rlvBuilder.form()")
+    assert form["standalone"] is True
+    script, config = rlv_new(tmp_path, form)
+    assert config == b""  # one file, no TOML
+    assert script_text.encode() == script
+    assert b"forward_backward" in script and b"load_config" not in script
+    got = driver.execute_async_script(
+        "const done = arguments[1];window.rlvBuilder.download(arguments[0]).then((r) => done(r));",
+        "script",
+    )
+    assert got["text"].encode() == script
+    assert got["name"] == "train_calibration.py"
+    driver.find_element(By.ID, "standalone").click()  # off again: the TOML pair is back
+    assert settle(driver) == "ok"
+    assert driver.find_element(By.ID, "tab-config").is_displayed()
+    assert "load_config" in driver.execute_script("return arguments[0].textContent", preview)
 
 
 def test_rank_zero_shows_inline_error_and_screenshot(

@@ -156,3 +156,17 @@ def test_cli_help() -> None:
 
     result = CliRunner().invoke(cli, ["builder", "--help"])
     assert result.exit_code == 0 and "--port" in result.output
+
+
+def test_standalone_download_is_the_one_file_and_has_no_config(client: TestClient) -> None:
+    form: dict[str, Any] = {"verifier": "exact_match", "model": MODEL, "standalone": True}
+    script, _, _ = render_loop(BuildRequest(**form))  # type: ignore[arg-type]
+    assert "forward_backward" in script
+    posted = client.post("/api/download?kind=script", json=form)
+    got = client.get("/api/download", params={"kind": "script", **form, "standalone": "true"})
+    for response in (posted, got):
+        assert response.status_code == 200 and response.content == script.encode()
+    config = client.post("/api/download?kind=config", json=form)
+    assert config.status_code == 422 and "no config" in config.json()["errors"]["kind"]
+    bad = client.post("/api/render", json={**form, "standalone": "yes"})
+    assert bad.json()["errors"] == {"standalone": "must be true or false"}

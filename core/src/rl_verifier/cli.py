@@ -420,6 +420,7 @@ Examples:
   rlv new --verifier calibration --model Qwen/Qwen3-8B --rank 32 --steps 50 -o train_cal.py
   rlv new --verifier tool_calls --task taskset:fictopedia --model rlv/tiny-chat \\
       --backend local --environment search_tools --max-turns 4
+  rlv new --verifier calibration --model Qwen/Qwen3-8B --standalone   # the loop, in one file
 """
 
 
@@ -494,6 +495,12 @@ Examples:
     type=int,
     help="Model turns per episode (above 1 for multi-turn tool use).",
 )
+@click.option(
+    "--standalone",
+    is_flag=True,
+    default=NEW_DEFAULTS["standalone"],
+    help="One file with the whole loop and every Tinker call, no TOML (single-turn only).",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def new_loop(
     verifier: str,
@@ -509,9 +516,11 @@ def new_loop(
     output: Path | None,
     environment: str,
     max_turns: int,
+    standalone: bool,
     force: bool,
 ) -> None:
-    """Write a ready-to-run training loop (a Python file and its TOML config)."""
+    """Write a ready-to-run training loop (a Python file and its TOML config, or with
+    --standalone one file holding the whole loop)."""
     from rl_verifier.train.new_loop import BuildRequest, write_loop
 
     built = write_loop(
@@ -530,10 +539,18 @@ def new_loop(
             force=force,
             environment=environment,
             max_turns=max_turns,
+            standalone=standalone,
         )
     )
     for warning in built.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if built.config is None:
+        click.echo(f"wrote {built.script}")
+        click.echo(
+            f"run it: python {built.script} (needs TINKER_API_KEY, or TINKER_BASE_URL and "
+            "TINKER_API_KEY of an rlv serve: see its docstring)"
+        )
+        return
     click.echo(f"wrote {built.script} and {built.config}")
     local = 'backend = "local"' in built.config_text
     hint = "" if local else " (needs TINKER_API_KEY; or add --backend local)"

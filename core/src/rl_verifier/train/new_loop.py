@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shlex
-import textwrap
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from string import Template
@@ -18,7 +16,7 @@ from typing import Any
 
 from rl_verifier.atomic import write_files
 from rl_verifier.errors import UserError
-from rl_verifier.losses import policy_loss_problem, policy_losses
+from rl_verifier.losses import policy_loss_problem
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import (
     check_environment,
@@ -29,9 +27,10 @@ from rl_verifier.resolve import (
 )
 from rl_verifier.train.catalog import closest, lookup
 from rl_verifier.train.config import TrainConfig
+from rl_verifier.train.script_text import COMMENTS, LINE_LENGTH, command, doc_escape, wrap
+from rl_verifier.train.standalone import render_standalone
 
 BACKENDS = ("local", "tinker")
-LINE_LENGTH = 100  # the repository's ruff line length; the script must pass ruff check
 FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,56}\.py")  # short: it goes in commands
 SAVE_EVERY = 10
 
@@ -62,6 +61,7 @@ class BuildRequest:
     force: bool = False
     environment: str = "single_turn"
     max_turns: int = 1
+    standalone: bool = False  # one file with the whole loop (standalone.py), no TOML
 
 
 def request_defaults() -> dict[str, Any]:
@@ -74,7 +74,7 @@ class BuiltLoop:
     """The files ``write_loop`` wrote and the warnings worth showing the user."""
 
     script: Path
-    config: Path
+    config: Path | None  # None for a standalone loop
     script_text: str
     config_text: str
     warnings: list[str] = field(default_factory=list)
@@ -103,7 +103,10 @@ def script_path(request: BuildRequest) -> Path:
 def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
     """Validate ``request``; return (script text, TOML text, warnings). Writes nothing."""
     spec = request.verifier.strip()
-    warnings = _check_reward(spec)
+    where = "under [verifier_config] in the TOML"
+    if request.standalone:
+        where = "in VERIFIER_CONFIG in the file"
+    warnings = _check_reward(spec, where)
     _check_settings(request)
     tasks = _resolve_tasks(request.task, _reward_names(spec))
     _plain(request.model, "model", "--model")
@@ -146,23 +149,24 @@ def render_loop(request: BuildRequest) -> tuple[str, str, list[str]]:
     }
     TrainConfig.model_validate(values)  # the builder's own checks should make this hold
     family = entry.family if entry else None
+    if request.standalone:
+        return render_standalone(script, values, family, local_only, lr_source), "", warnings
     python = _python(script, values, family, local_only)
     return python, _toml(script, values, family, lr_source), warnings
 
 
 def write_loop(request: BuildRequest) -> BuiltLoop:
-    """Render, then write the script and its TOML beside it, each atomically.
-
-    Refuses to replace an existing file unless ``request.force``."""
+    """Render, then write the script and its TOML beside it (a standalone loop: the script
+    alone), each atomically. Refuses to replace an existing file unless ``request.force``."""
     script_text, config_text, warnings = render_loop(request)
     script = script_path(request)
-    config = script.with_suffix(".toml")
+    config = None if request.standalone else script.with_suffix(".toml")
     if not request.force:
-        for path in (script, config):
+        for path in (script, config) if config else (script,):
             if path.exists():
                 raise BuildError("output", f"{path} already exists; pass --force to overwrite it")
     script.parent.mkdir(parents=True, exist_ok=True)
-    write_files({config: config_text, script: script_text})
+    write_files({config: config_text, script: script_text} if config else {script: script_text})
     return BuiltLoop(script, config, script_text, config_text, warnings)
 
 
@@ -176,8 +180,9 @@ def _reward_names(spec: str) -> list[str]:
         raise BuildError("verifier", str(exc)) from None
 
 
-def _check_reward(spec: str) -> list[str]:
-    """Unknown names and bad syntax are errors; a verifier that needs settings is a warning."""
+def _check_reward(spec: str, where: str) -> list[str]:
+    """Unknown names and bad syntax are errors; a verifier that needs settings is a warning
+    (saying to set them ``where``)."""
     _plain(spec, "verifier", "--verifier")
     registry = get_plugins().registry
     for name in _reward_names(spec):
@@ -188,7 +193,7 @@ def _check_reward(spec: str) -> list[str]:
     try:
         reward_for(spec)
     except UserError as exc:
-        return [f"{exc}; set it under [verifier_config] in the TOML before training"]
+        return [f"{exc}; set it {where} before training"]
     except Exception as exc:  # noqa: BLE001 - a plugin's constructor fault is reported
         return [f"reward '{spec}' could not be set up: {type(exc).__name__}: {exc}"]
     return []
@@ -304,25 +309,6 @@ if __name__ == "__main__":
     main()
 ''')
 
-COMMENTS = {
-    "base_model": "Base model that gets a LoRA adapter",
-    "backend": "tinker: the hosted API (needs TINKER_API_KEY); local: rlv serve on this machine",
-    "lora_rank": "LoRA rank",
-    "learning_rate": "Adam learning rate",
-    "steps": "Optimizer steps",
-    "groups_per_step": "Tasks per step",
-    "group_size": "Samples per task; advantages compare the samples of one task",
-    "max_tokens": "Longest completion, in tokens",
-    "temperature": "Sampling temperature",
-    "loss": "Policy loss: " + ", ".join(policy_losses()),
-    "reward": "A verifier name or a reward spec such as '0.8*a + 0.2*b'",
-    "tasks": "A tasks JSONL file (relative to this file), or taskset:NAME from a plugin",
-    "environment": "Episode shape: single_turn, or a multi-turn tool environment",
-    "max_turns": "Model turns per episode (tool calls happen between turns)",
-    "save_every": "Save a resumable checkpoint every N steps",
-    "run_dir": "Logs and checkpoints (relative to this file); {time} becomes the start time",
-}
-
 GROUP_STARTS = {"base_model", "steps", "reward", "save_every"}  # a blank line before each
 
 
@@ -330,6 +316,12 @@ def _environment(request: BuildRequest) -> dict[str, Any]:
     """Environment settings, written only when they differ from a single turn."""
     if request.environment == "single_turn" and request.max_turns == 1:
         return {}
+    if request.standalone:
+        raise BuildError(
+            "environment",
+            "--standalone writes a single-turn loop; for environment "
+            f"'{request.environment}' (max_turns {request.max_turns}) leave out --standalone",
+        )
     try:
         check_environment(request.environment)
     except UserError as exc:
@@ -371,12 +363,12 @@ def _toml_value(value: Any) -> str:
 
 def _python(script: Path, values: dict[str, Any], family: str | None, local_only: bool) -> str:
     config_name = script.with_suffix(".toml").name
-    run = _command(script)
+    run = command(script)
     target = "verifier" if re.fullmatch(r"\w+", values["reward"]) else "reward"
     run_dir = values["run_dir"].replace("{time}", "YYYYmmdd-HHMMSS")
     if run != f"python {script.name}":  # run from elsewhere: the run is beside the TOML
         run_dir = (script.parent / run_dir).as_posix()
-    if len(f"    {run} --resume {_doc_escape(run_dir)}") > LINE_LENGTH:
+    if len(f"    {run} --resume {doc_escape(run_dir)}") > LINE_LENGTH:
         run_dir = "RUN_DIR"
     model = values["base_model"] + (f" ({family} chat template)" if family else "")
     rows = [
@@ -393,16 +385,16 @@ def _python(script: Path, values: dict[str, Any], family: str | None, local_only
     ]
     title = f"Train {values['base_model']} with RL to pass the `{values['reward']}` {target}."
     parts = [
-        _wrap(title, ""),
+        wrap(title, ""),
         "",
-        *(_wrap(f"{label:<9} {text}", "    ", "              ") for label, text in rows),
+        *(wrap(f"{label:<9} {text}", "    ", "              ") for label, text in rows),
         "",
         f"Settings are in {config_name}, beside this file.",
         "Override one for a run with --set key=value, e.g. --set steps=5.",
         "",
         *_run_lines(run, values["base_model"], values["backend"], local_only),
         f"Resume a stopped run (a checkpoint is saved every {values['save_every']} steps):",
-        f"    {run} --resume {_doc_escape(run_dir)}",
+        f"    {run} --resume {doc_escape(run_dir)}",
     ]
     return SCRIPT.substitute(docstring="\n".join(parts), config_name=config_name)
 
@@ -412,7 +404,7 @@ def _run_lines(run: str, model: str, backend: str, local_only: bool) -> list[str
     local = "On this machine (starts rlv serve; needs rl-verifier[local]):"
     if local_only:
         return [
-            f"{_doc_escape(model)} trains on this machine only (rlv serve; needs "
+            f"{doc_escape(model)} trains on this machine only (rlv serve; needs "
             "rl-verifier[local]):",
             f"    {run}",
         ]
@@ -425,36 +417,3 @@ def _run_lines(run: str, model: str, backend: str, local_only: bool) -> list[str
         local,
         f"    {run}{local_flag}",
     ]
-
-
-def _command(script: Path) -> str:
-    """``python SCRIPT``, with the path as given unless that makes the docstring too long."""
-    command = _doc_escape(f"python {shlex.quote(script.as_posix())}")
-    if len(command) > LINE_LENGTH - 40:
-        command = f"python {script.name}"
-    return command
-
-
-def _wrap(text: str, indent: str, subsequent: str | None = None) -> str:
-    """Escape for a docstring and wrap to the line length; an over-long word gets its own line."""
-    return textwrap.fill(
-        _doc_escape(text),
-        width=LINE_LENGTH,
-        initial_indent=indent,
-        subsequent_indent=indent if subsequent is None else subsequent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-
-
-def _doc_escape(text: str) -> str:
-    """Make ``text`` safe inside a plain triple-quoted docstring, ASCII only (ruff RUF002)."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) > 127:
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
-        else:
-            out.append(ch)
-    return "".join(out)

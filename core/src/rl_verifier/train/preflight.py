@@ -42,7 +42,7 @@ class Plan:
 def prepare(config: TrainConfig, warm_start: bool = True) -> Plan:
     """Validate the whole config; ``warm_start``: the warm-up examples will be used."""
     check_model(config)
-    tasks = load_tasks_of(config)
+    tasks = load_tasks(config.tasks)
     rewards = RewardResolver(config.reward, config.verifier_config, config.tasks)
     for task in tasks:
         rewards(task)
@@ -59,10 +59,11 @@ def check_model(config: TrainConfig) -> None:
         check_local_model(config.base_model)
 
 
-def load_tasks_of(config: TrainConfig) -> list[Task]:
-    tasks = list(load_task_source(config.tasks).values())
+def load_tasks(source: str) -> list[Task]:
+    """The tasks of a JSONL path or ``taskset:NAME``, in order; none is an error."""
+    tasks = list(load_task_source(source).values())
     if not tasks:
-        raise UserError(f"{config.tasks}: no tasks")
+        raise UserError(f"{source}: no tasks")
     return tasks
 
 

@@ -64,6 +64,11 @@ class SamplerBoard:
             return self.version, self.client
 
 
+def group_seed(seed: int, step: int, index: int) -> int:
+    """The sampling seed of group ``index`` of ``step``: the same in every run of ``seed``."""
+    return (seed * 1_000_003 + step * 1009 + index) % (2**31)
+
+
 def tasks_for_step(tasks: list[Task], step: int, per_step: int, seed: int) -> list[Task]:
     """Deterministic in ``step``: a resumed run continues the same data order."""
     chosen = []
@@ -132,7 +137,7 @@ class RolloutProducer:
         self, engine: ScoringEngine, sampler: Any, step: int, index: int, task: Task
     ) -> tuple[list[Rollout], float, float]:
         """One group: its rollouts, when its sampling ended and how long scoring took."""
-        seed = (self.config.seed * 1_000_003 + step * 1009 + index) % (2**31)
+        seed = group_seed(self.config.seed, step, index)
         episodes = await self.episodes(sampler, task, seed)
         sampled_at = time.perf_counter()
         rollouts = await self.score_group(engine, task, episodes)

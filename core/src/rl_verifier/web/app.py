@@ -37,7 +37,8 @@ log = logging.getLogger("rl_verifier.web")
 INT_FIELDS = ("rank", "steps", "group_size", "groups_per_step", "max_turns")
 STR_FIELDS = ("verifier", "model", "loss", "backend", "environment")
 OPTIONAL_STR = ("task", "output")
-FIELDS = (*STR_FIELDS, *OPTIONAL_STR, *INT_FIELDS, "learning_rate")
+BOOL_FIELDS = ("standalone",)
+FIELDS = (*STR_FIELDS, *OPTIONAL_STR, *INT_FIELDS, *BOOL_FIELDS, "learning_rate")
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,12 @@ def parse_form(data: Any) -> BuildRequest:
             errors[key] = "must be at least 1"
         else:
             values[key] = value
+    for key in BOOL_FIELDS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, bool):
+            errors[key] = "must be true or false"
+        elif value is not None:
+            values[key] = value
     rate = data.get("learning_rate")
     if rate is not None:
         if isinstance(rate, bool) or not isinstance(rate, int | float):
@@ -210,6 +217,9 @@ def _query_form(request: Request) -> dict[str, Any]:
     for key, value in request.query_params.items():
         if key == "kind":
             continue
+        if key in BOOL_FIELDS and value in ("true", "false"):
+            data[key] = value == "true"
+            continue
         if key in INT_FIELDS:
             with contextlib.suppress(ValueError):
                 data[key] = int(value)
@@ -242,12 +252,15 @@ async def api_render(request: Request) -> Response:
 
 
 async def api_download(request: Request) -> Response:
-    """The exact loop file (kind=script) or its TOML (kind=config) as an attachment."""
+    """The exact loop file (kind=script) or its TOML (kind=config) as an attachment; a
+    standalone loop has no TOML."""
     kind = request.query_params.get("kind", "script")
     if kind not in ("script", "config"):
         raise FormError({"kind": "kind must be script or config"})
     data = await _json_body(request) if request.method == "POST" else _query_form(request)
     build, script, config, _ = render(data)
+    if kind == "config" and build.standalone:
+        raise FormError({"kind": "a standalone loop is one file: it has no config"})
     path = script_path(build)
     name = path.name if kind == "script" else path.with_suffix(".toml").name
     media = "text/x-python" if kind == "script" else "application/toml"
