@@ -19,6 +19,9 @@ from rl_verifier_sandbox import BackendChoice
 DEFAULT_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 # auto, each sandbox backend that holds asyncio processes (bwrap), or none
 SANDBOX_CHOICE = BackendChoice(after=("none",), async_processes=True)
+# Longest Lean block checked (characters): the screen is linear in it, Lean's elaboration is
+# not bounded by anything but the deadline; proofs are far shorter (miniF2F-style: < 10,000).
+MAX_PROOF_CHARS = 50_000
 
 
 class LeanConfig(VerifierConfig):
@@ -60,6 +63,12 @@ class LeanConfig(VerifierConfig):
     allowed_attributes: list[str] = Field(
         default_factory=lambda: list(DEFAULT_ALLOWED_ATTRIBUTES),
         description="Attributes (@[...]) an answer may put on its declarations.",
+    )
+    max_proof_chars: int = Field(
+        default=MAX_PROOF_CHARS,
+        ge=1,
+        description="Longest Lean block checked; a longer one scores 0 (info.limit names this "
+        "setting) before the screen or Lean see it.",
     )
     static_screen: bool = Field(
         default=True, description="Screen answers before Lean (allow-list and banned tokens)."

@@ -25,6 +25,10 @@ from dataclasses import dataclass, field
 # Others (`throwError`, `println!`, ...) take `interpolatedStr(term) <|> term`: Lean reads the
 # string plain when it does not parse interpolated, so those go through the two-way check.
 INTERPOLATING = frozenset({"s!", "m!", "f!"})
+# Strings inside interpolation braces inside strings...: deeper than this is a lexing problem
+# (the screen rejects it). Each level recurses, so without a bound a few hundred levels of
+# `"{"{"{...` raised RecursionError.
+MAX_INTERPOLATION_DEPTH = 16
 
 
 @dataclass(frozen=True)
@@ -73,10 +77,17 @@ def is_id_rest(c: str) -> bool:
 
 
 class _Lexer:
-    def __init__(self, text: str, out: Lexed) -> None:
+    def __init__(self, text: str, out: Lexed, depth: int = 0, trial: bool = False) -> None:
         self.text = text
         self.n = len(text)
         self.out = out
+        self.depth = depth  # interpolated strings this lexer's code is nested in
+        # A trial reading is only asked whether it has a problem: it stops at the first one
+        # (going on would lex the rest again at every level of nesting).
+        self.trial = trial
+
+    def stopped(self) -> bool:
+        return self.trial and bool(self.out.problems)
 
     # Code ------------------------------------------------------------------------------
 
@@ -85,6 +96,8 @@ class _Lexer:
         (returning its index), else at the end of the text."""
         text, depth = self.text, 0
         while i < self.n:
+            if self.stopped():
+                return self.n
             c = text[i]
             if c.isspace():
                 i += 1
@@ -253,12 +266,24 @@ class _Lexer:
         if "{" not in self.text[i:plain]:
             self.out.literals.append((i, plain))
             return plain
-        trial = _Lexer(self.text, Lexed())
-        if trial._interpolated(i, trial.out) != plain or trial.out.problems:
+        if self.out.problems:
+            # The text is already rejected: later strings are read plainly, so a text of many
+            # ambiguous strings costs one trial reading, not one per string (quadratic).
+            self.out.literals.append((i, plain))
+            return plain
+        trial = _Lexer(self.text, Lexed(), self.depth, trial=True)
+        end = trial._interpolated(i, trial.out)
+        if end != plain or trial.out.problems:
             self.out.problems.append("string read differently with and without interpolation")
             self.out.literals.append((i, plain))
             return plain
-        return self._interpolated(i, self.out)
+        # The trial is the interpolated reading (no token before the string is interpolating,
+        # here or in the trial): keep it rather than lex the string again, so nested strings
+        # cost one pass, not two per level.
+        self.out.tokens += trial.out.tokens
+        self.out.comments += trial.out.comments
+        self.out.literals += trial.out.literals
+        return end
 
     def _plain_end(self, i: int) -> int:
         j = i + 1
@@ -273,9 +298,17 @@ class _Lexer:
         return self.n
 
     def _interpolated(self, i: int, out: Lexed) -> int:
-        lexer = _Lexer(self.text, out)
+        if self.depth >= MAX_INTERPOLATION_DEPTH:
+            out.problems.append(
+                f"string interpolation nested deeper than {MAX_INTERPOLATION_DEPTH} levels"
+            )
+            out.literals.append((i, self.n))
+            return self.n
+        lexer = _Lexer(self.text, out, self.depth + 1, self.trial)
         j, piece = i + 1, i
         while j < self.n:
+            if lexer.stopped():
+                return self.n
             c = self.text[j]
             if c == "\\":
                 j = lexer._escape(j)

@@ -61,6 +61,10 @@ DECLARATIONS = frozenset((
     "inductive", "opaque", "axiom",
 ))  # fmt: skip
 RECURSION = frozenset({"termination_by", "decreasing_by"})
+# Namespaces, sections and mutual blocks open at once: deeper is not allowed (every `open` and
+# declaration copies the namespace path, so unbounded nesting made the screen cubic).
+MAX_SCOPE_DEPTH = 32
+_Tree = dict[str, "_Tree"]  # declared names by component: {"A": {"B": {}}} for A.B
 _WORD = r"[A-Za-z0-9_'!?\u00c0-\uffff]"
 
 
@@ -205,6 +209,8 @@ class _Walk:
         nxt = self.toks[i + 1] if i + 1 < len(self.toks) else None
         named = nxt is not None and nxt.kind == "ident" and nxt.text not in COMMAND_KEYWORDS
         name = nxt.text if nxt is not None and named else ""
+        if word in ("namespace", "section", "mutual") and len(self.scopes) >= MAX_SCOPE_DEPTH:
+            raise _NotAllowed(f"scopes nested deeper than {MAX_SCOPE_DEPTH}")
         if word in ("namespace", "section"):
             self.scopes.append((word, name))
             self.current = None
@@ -239,12 +245,34 @@ class _Walk:
             raise _NotAllowed(f"unclosed {kind} {name}".strip())
         if self.trusted is not None and self.written.count(self.trusted) > 1:
             raise _NotAllowed("duplicate")
-        created = set()
+        # `open N` inside namespaces A.B may not name a namespace the text declares into:
+        # A.B.N, A.N or N a prefix of a declared name. Declared names go into a tree of their
+        # components (linear in their length: a set of every dotted prefix was quadratic).
+        created: _Tree = {}
         for name in self.declared:
-            parts = name.split(".")
-            created |= {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
+            _insert(created, name.split("."))
         for stack, names in self.opens:
+            roots = [created]  # the tree below each prefix of the namespace path
+            for entry in stack:
+                node = _find(roots[-1], entry.split("."))
+                if node is None:
+                    break
+                roots.append(node)
             for name in names:
-                prefixes = [stack[:k] for k in range(len(stack) + 1)]
-                if any(".".join([*p, name]) in created for p in prefixes):
+                if any(_find(root, name.split(".")) is not None for root in roots):
                     raise _NotAllowed(f"open {name}")
+
+
+def _insert(tree: _Tree, parts: list[str]) -> None:
+    for part in parts:
+        tree = tree.setdefault(part, {})
+
+
+def _find(tree: _Tree, parts: list[str]) -> _Tree | None:
+    """The subtree at ``parts``: ``parts`` is a prefix of a name in ``tree``."""
+    node: _Tree | None = tree
+    for part in parts:
+        node = node.get(part) if node is not None else None
+        if node is None:
+            return None
+    return node

@@ -82,6 +82,9 @@ class LeanVerifier(Verifier[LeanConfig]):
         block = last_lean_block(completion.text())
         if block is None or not block.strip():
             return Verdict.invalid("no ```lean block in the completion")
+        if len(block) > (limit := self.settings.max_proof_chars):
+            detail = f"the Lean block has {len(block)} characters, more than {limit}"
+            return Verdict.ok(0.0, reason="too_long", limit="max_proof_chars", detail=detail)
         try:
             candidate = self.prepare(statement, block)
         except Rejected as exc:
