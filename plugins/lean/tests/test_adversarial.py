@@ -3,7 +3,8 @@
 
 On the code before these bounds, nested interpolated strings raised RecursionError (an
 ``error`` row), and nested strings or namespaces of a few tens of kilobytes made the screen
-quadratic or cubic (``timeout``). No timings are asserted; the fake REPL stands in for Lean.
+quadratic or cubic (``timeout``), and an answer Lean spent the deadline on was ``timeout``.
+No timings are asserted; the fake REPL stands in for Lean.
 """
 
 from __future__ import annotations
@@ -97,3 +98,17 @@ def test_costly_shapes_are_judged_before_the_deadline_in_a_worker() -> None:
     for score in scores:
         assert (score.status, score.reward) == (Status.OK, 0.0), score.error
         assert score.info["reason"].startswith("not_allowed:"), score.info
+
+
+def test_lean_time_on_the_answer_is_the_models_on_the_statement_is_not() -> None:
+    """REPL backend: the answer's command running past proof_timeout_s scores ``ok`` 0
+    (``info.limit``); the trusted statement running past it stays ``timeout``."""
+    verifier = fake_verifier(pool_size=1, proof_timeout_s=0.5)
+    slow_statement = "theorem my_thm (n : ℕ) (FAKE_HANG : True) : n + 0 = n"
+    answer, statement = run_all(
+        verifier,
+        [(task(), lean("by simp FAKE_HANG")), (task(slow_statement), lean("by simp"))],
+    )
+    assert (answer.status, answer.reward) == (Status.OK, 0.0), answer
+    assert answer.info["limit"] == "proof_timeout_s"
+    assert statement.status is Status.TIMEOUT, statement

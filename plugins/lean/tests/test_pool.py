@@ -55,12 +55,15 @@ def test_repl_recycled_after_max_uses() -> None:
     assert verifier.pool().started == 3
 
 
-def test_hang_times_out_and_repl_is_replaced() -> None:
+def test_a_hanging_answer_scores_zero_and_repl_is_replaced() -> None:
+    """The time went into the answer's own command: the model's failure (ok 0 naming the
+    limit), never ``timeout``, which rlv train would drop."""
     verifier = fake_verifier(pool_size=1, proof_timeout_s=0.5)
     hang, after = run_all(
         verifier, [(task(), lean("by simp FAKE_HANG")), (task(), lean("by simp"))]
     )
-    assert hang.status is Status.TIMEOUT, hang
+    assert (hang.status, hang.reward) == (Status.OK, 0.0), hang
+    assert (hang.info["limit"], hang.info["reason"]) == ("proof_timeout_s", "timeout")
     assert after.status is Status.OK and after.reward == 1.0
     assert verifier.pool().started == 2
 

@@ -31,6 +31,11 @@ class ProofTimeout(Exception):
     """Lean did not answer within the deadline; the REPL was killed."""
 
 
+class CandidateTimeout(ProofTimeout):
+    """Lean spent the deadline on the answer's own commands (the candidate or its audit): the
+    model's failure, scored 0, unlike a trusted statement that does not finish."""
+
+
 @dataclass(frozen=True)
 class Responses:
     candidate: dict[str, Any]
@@ -76,13 +81,16 @@ async def run_checks(
         stmt_env = trusted.get("env")
         if not isinstance(stmt_env, int):
             raise ReplDied(f"REPL gave no env for the statement: {str(trusted)[:200]}")
+    except TimeoutError:
+        raise ProofTimeout(f"Lean gave no answer within {proof_timeout}s") from None
+    try:
         first = await send(candidate.code, stmt_env)
         env = first.get("env")
         if not isinstance(env, int):
             return Responses(first, {})
         audit = await send(candidate.audit(), env)
     except TimeoutError:
-        raise ProofTimeout(f"Lean gave no answer within {proof_timeout}s") from None
+        raise CandidateTimeout(f"Lean spent {proof_timeout}s on the answer") from None
     return Responses(first, audit)
 
 

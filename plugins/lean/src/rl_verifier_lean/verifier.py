@@ -15,6 +15,7 @@ from rl_verifier_lean.locate import LeanMissing, file_launch, repl_launch, repla
 from rl_verifier_lean.pool import ReplPool
 from rl_verifier_lean.repl import Repl, ReplDied
 from rl_verifier_lean.runner import (
+    CandidateTimeout,
     HeaderFailed,
     ProofTimeout,
     Responses,
@@ -122,6 +123,8 @@ class LeanVerifier(Verifier[LeanConfig]):
                 responses = await check_in_pool(self.pool(), statement, candidate, timeouts)
         except (LeanMissing, LeanSetupError) as exc:
             return Verdict.failed(str(exc))
+        except CandidateTimeout as exc:  # the time went into the answer: the model's failure
+            return Verdict.ok(0.0, reason="timeout", limit="proof_timeout_s", detail=str(exc))
         except (ProofTimeout, TimeoutError) as exc:
             return Verdict(status=Status.TIMEOUT, error=str(exc) or "Lean timed out")
         except (ReplDied, HeaderFailed, StatementFailed, ReplayUnavailable, OSError) as exc:
