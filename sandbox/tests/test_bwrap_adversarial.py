@@ -3,7 +3,9 @@ containers on the real engine)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import json
 import os
 import signal
 import socket
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_sandbox import slots
+from rl_verifier_sandbox import seccomp, slots
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 from rl_verifier_sandbox.docker_backend import DockerSandbox
@@ -199,6 +201,23 @@ def test_network_unreachable(any_sb: Sandbox) -> None:
         )
         r = any_sb.run(py(code))
     assert r.stdout == b"unreachable\nunreachable\n"
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def socket_errnos(request: pytest.FixtureRequest) -> dict[str, int]:
+    """socket() of every family but AF_UNIX/AF_INET/AF_INET6 in one job: label -> errno."""
+    sandbox: Sandbox = request.getfixturevalue(FIXTURE[request.param])
+    r = sandbox.run(py(seccomp.probe_source(seccomp.socket_probes())))
+    assert r.exit_code == 0, r.stderr
+    out: dict[str, int] = json.loads(r.stdout)
+    return out
+
+
+@pytest.mark.parametrize("family", [*seccomp.SOCKET_FAMILIES_DENIED, "AF_VSOCK | 1 << 32"])
+def test_socket_family_is_denied(socket_errnos: dict[str, int], family: str) -> None:
+    """AF_VSOCK is not namespaced (a job would share the host's vsock ports); netlink, packet,
+    alg and the rest are kernel surface no job needs."""
+    assert errno.errorcode.get(socket_errnos[f"socket({family})"]) == "EPERM"
 
 
 def test_host_env_invisible(any_sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
