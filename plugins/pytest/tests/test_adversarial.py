@@ -319,6 +319,42 @@ def test_honest_solution_passes_with_the_same_harness(
     assert (result.status, result.reward) == (Status.OK, 1.0), (result.info, result.error)
 
 
+NEVER_READS = "import time\ntime.sleep(10**6)\n"
+SHRINKS_PIPE = """
+import fcntl, time
+for fd in range(3, 64):
+    try:
+        fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ: one page
+    except OSError:
+        pass
+time.sleep(10**6)
+"""
+
+
+@pytest.mark.parametrize(
+    ("prelude", "size"), [(NEVER_READS, 30_000), (SHRINKS_PIPE, 2_000)], ids=["sleeps", "shrinks"]
+)
+def test_a_solution_that_never_reads_its_requests_fails_at_its_own_deadline(
+    fast: PytestVerifier, prelude: str, size: int
+) -> None:
+    """A request larger than the pipe buffer used to block the host's write with no deadline:
+    the sample came back ``timeout`` after the whole ``timeout_s``. It is the solution's
+    failure at its own wall limit: ok, 0, ``limit`` wall."""
+    test = f"def check(candidate):\n    assert candidate(list(range({size}))) == {size - 1}\n"
+    task = Task(
+        id="big-argument",
+        prompt="largest",
+        verifier="pytest",
+        reference={"test": test, "entry_point": "largest"},
+    )
+    code = prelude + "def largest(numbers):\n    return max(numbers)\n"
+    result = score(fast, task, code, timeout_s=15.0)
+    assert (result.status, result.reward) == (Status.OK, 0.0), (result.info, result.error)
+    assert result.info["timed_out"] and result.info["limit"] == "wall"
+    honest = score(fast, task, "def largest(numbers):\n    return max(numbers)\n")
+    assert (honest.status, honest.reward) == (Status.OK, 1.0), (honest.info, honest.error)
+
+
 def test_sandbox_still_works_after_bombs(fast: PytestVerifier, tasks: dict[str, Task]) -> None:
     for name in ("fork_bomb", "memory_bomb"):
         score(fast, tasks[TASK_IDS[H]], ATTACKS[name][H])

@@ -63,8 +63,10 @@ def run_duplex(
     split: bool,
     stop_on_failure: bool,
     spawner: Spawner,
+    budget_s: float | None = None,
 ) -> tuple[Exchange, str]:
-    """Run the conversation; the exchange and the test process's stderr tail."""
+    """Run the conversation, for at most ``budget_s`` (default: the wall limit); the
+    exchange and the test process's stderr tail."""
     tests = spawner(tests_job(task, split, stop_on_failure, limits))
     try:
         solution = spawner(solution_job(task, code, limits))
@@ -72,7 +74,7 @@ def run_duplex(
         tests.finish()
         raise
     try:
-        exchange = converse(tests, solution, limits.wall_s)
+        exchange = converse(tests, solution, limits.wall_s if budget_s is None else budget_s)
     finally:
         solution.finish()
         tests.finish()

@@ -4,7 +4,9 @@ The host passes each ``REQ`` line of the test process to the solution process an
 hands back the answer, after checking that it is one well-formed plain-data message
 (re-encoded, so nothing but ``{"ok": value}`` or ``{"error": text}`` reaches the
 tests). The verdict is the test process's own ``END`` line; nothing the solution
-process writes can be read as one.
+process writes can be read as one. Every read and write on either channel is bounded by the
+run's deadline, so a solution that never reads its requests has failed at its own wall
+limit, like one that never answers.
 """
 
 from __future__ import annotations
@@ -61,14 +63,19 @@ def converse(tests: LiveProcess, solution: LiveProcess, wall_s: float) -> Exchan
             if "gone" in reply:
                 solution_gone = True
                 reply = {"error": reply["gone"]}
-        if not write_all(tests.stdin_fd, encode_reply(reply)):
-            return Exchange(None, False, calls, "test process stopped reading")
+        try:
+            if not write_all(tests.stdin_fd, encode_reply(reply), deadline):
+                return Exchange(None, False, calls, "test process stopped reading")
+        except Deadline:  # the tests were still busy with an earlier answer
+            return Exchange(None, True, calls, "deadline while the tests ran")
 
 
 def ask(
     solution: LiveProcess, reader: LineReader, request: bytes, deadline: float
 ) -> dict[str, Any]:
-    if not write_all(solution.stdin_fd, request + b"\n"):
+    """The solution's answer to ``request``; raises ``Deadline`` when the solution neither
+    takes the request nor answers in time (its failure: it ran out its own wall clock)."""
+    if not write_all(solution.stdin_fd, request + b"\n", deadline):
         return {"gone": "the solution process has ended"}
     try:
         line = reader.readline(deadline)

@@ -36,14 +36,16 @@ def run_cases(
     runner: Runner,
     stop_on_failure: bool,
     budget_s: float,
-) -> tuple[list[bool], bool]:
-    """Per case, whether the output matched; and whether any run hit its deadline.
+) -> tuple[list[bool], bool, str | None]:
+    """Per case, whether the output matched; whether any run hit its deadline; and the
+    first limit a run hit (``wall`` for the deadline), if any.
 
     Cases that could not finish within ``budget_s`` (the sample's own deadline, less a
     margin) are not run and count as failed, so a slow program scores 0 with status ok
     instead of overrunning the verifier's deadline."""
     results: list[bool] = []
     timed_out = False
+    limit: str | None = None
     end = time.monotonic() + budget_s
     for stdin, expected in task.cases:
         failed_before = stop_on_failure and results and not results[-1]
@@ -52,6 +54,7 @@ def run_cases(
             continue
         result = runner(case_job(code, stdin, limits))
         timed_out |= result.timed_out
+        limit = limit or ("wall" if result.timed_out else result.limit_hit)
         passed = (
             not result.timed_out
             and result.exit_code == 0
@@ -59,4 +62,4 @@ def run_cases(
             and normalise(result.stdout.decode(errors="replace")) == normalise(expected)
         )
         results.append(passed)
-    return results, timed_out
+    return results, timed_out, limit

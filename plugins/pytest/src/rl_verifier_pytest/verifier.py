@@ -94,9 +94,21 @@ class PytestVerifier(Verifier[PytestConfig]):
             return Verdict.failed(f"sandbox unavailable: {exc}")
 
     def _verdict(
-        self, mode: str, results: list[bool], expected: int, timed_out: bool, **info: Any
+        self,
+        mode: str,
+        results: list[bool],
+        expected: int,
+        timed_out: bool,
+        limit: str | None = None,
+        **info: Any,
     ) -> Verdict:
+        """``ok`` with the reward; ``limit`` names the limit the solution ran into (``wall``,
+        ``cpu``, ``memory``, ...), which is its failure, never a ``timeout``."""
         reward = reward_of(results, expected, self.settings.reward)
+        if limit is None and timed_out:
+            limit = "wall"
+        if limit:
+            info["limit"] = limit
         return Verdict.ok(
             reward,
             mode=mode,
@@ -105,6 +117,12 @@ class PytestVerifier(Verifier[PytestConfig]):
             timed_out=timed_out,
             **info,
         )
+
+    @property
+    def channel_budget_s(self) -> float:
+        """How long a two-process conversation may last: the run's wall limit, within the
+        sample's own deadline (less the time to start both processes)."""
+        return min(self.settings.run_timeout_s, max(self.timeout_s - 5.0, self.timeout_s / 2))
 
     def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
         live = backend_names(processes=True)
@@ -120,6 +138,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             split=self.settings.reward == "fraction",
             stop_on_failure=self.settings.reward == "all_or_nothing",
             spawner=sandbox.open_process,
+            budget_s=self.channel_budget_s,
         )
         if exchange.results is None:
             if exchange.timed_out:
@@ -137,7 +156,9 @@ class PytestVerifier(Verifier[PytestConfig]):
         notes = judgement.notes
         if judgement.results is None:
             if judgement.ready or result.timed_out:
-                return self._verdict("hardened", [], spec.expected, result.timed_out, notes=notes)
+                return self._verdict(
+                    "hardened", [], spec.expected, result.timed_out, result.limit_hit, notes=notes
+                )
             stderr = result.stderr.decode(errors="replace")[-500:]
             return Verdict.failed("pytest harness did not start", stderr=stderr)
         return self._verdict(
@@ -145,6 +166,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             judgement.results,
             spec.expected,
             result.timed_out,
+            result.limit_hit,
             tampered=judgement.tampered,
             notes=notes,
         )
@@ -152,8 +174,8 @@ class PytestVerifier(Verifier[PytestConfig]):
     def _stdio(self, spec: StdioTask, code: str, sandbox: Sandbox) -> Verdict:
         stop = self.settings.reward == "all_or_nothing"
         budget = max(self.timeout_s - 5.0, self.settings.run_timeout_s)
-        results, timed_out = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
-        return self._verdict("stdio", results, len(spec.cases), timed_out)
+        results, timed_out, limit = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
+        return self._verdict("stdio", results, len(spec.cases), timed_out, limit)
 
 
 def defines(code: str, name: str) -> bool:
