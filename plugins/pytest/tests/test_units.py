@@ -92,11 +92,28 @@ class TestReference:
             {"test": "def check(c): pass", "entry_point": "not an id"},
             {"cases": []},
             {"cases": [{"input": 1, "output": "1"}]},
+            {"test": "def check(c): pass", "entry_point": "f", "prompt": "def f(x:\n"},
+            {"test": "def check(c): pass", "entry_point": "f", "prompt": "return 1\n"},
+            {"test": "def check(c):\n  assert c(", "entry_point": "f"},
         ],
     )
     def test_bad_references(self, reference: dict[str, object]) -> None:
         with pytest.raises(ReferenceError):
             read_reference(reference)
+
+    def test_a_prompt_that_does_not_compile_is_one_bad_task(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Before, each sample ran both sandboxes and came back 'test harness failed'."""
+        reference = {"test": "def check(c):\n    assert c(1) == 1\n", "entry_point": "f"}
+        task = Task(id="bad-prompt", prompt="p", reference={**reference, "prompt": "def f(x:\n"})
+        verifier = PytestVerifier()
+        code = Completion(task_id=task.id, completion="```\ndef f(x):\n    return x\n```")
+        with caplog.at_level("WARNING", logger="rl_verifier_pytest.verifier"):
+            verdicts = [verifier.verify(task, code) for _ in range(3)]
+        assert all(v.status is Status.ERROR and v.info["bad_task"] for v in verdicts)
+        assert "reference.prompt does not compile" in (verdicts[0].error or "")
+        assert [r.getMessage().count("bad task 'bad-prompt'") for r in caplog.records] == [1]
 
     def test_bad_reference_is_an_error_not_a_wrong_answer(self) -> None:
         task = Task(id="t", prompt="p", reference={})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import logging
 import os
 import threading
 from typing import Any
@@ -20,10 +21,18 @@ from rl_verifier_pytest import hardened
 from rl_verifier_pytest.config import PytestConfig
 from rl_verifier_pytest.duplex import CheckTask, run_duplex
 from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.pyfiles import run_pytest_file
 from rl_verifier_pytest.reference import PytestTask, ReferenceError, StdioTask, read_reference
 from rl_verifier_pytest.scoring import reward_of
 from rl_verifier_pytest.stdio import run_cases
 from rl_verifier_sandbox import Limits, Sandbox, SandboxUnavailable, backend_names, get_sandbox
+
+LOG = logging.getLogger(__name__)
+# What the opt-in single-process mode cannot stop (README, "What this mode cannot stop").
+SINGLE_PROCESS_CAVEAT = (
+    "the solution shares pytest's interpreter: code written against this harness (an import "
+    "hook rewriting asserts, the reporter found through gc, a forged result line) can pass"
+)
 
 
 class PytestVerifier(Verifier[PytestConfig]):
@@ -32,8 +41,9 @@ class PytestVerifier(Verifier[PytestConfig]):
     name = "pytest"
     description = (
         "Runs the completion's last Python block in a sandbox against hidden tests: a pytest "
-        "file, HumanEval check(candidate) (tests and solution in separate processes) or "
-        "stdin/stdout cases. Reward: all tests pass (or the share passed)."
+        "file or HumanEval check(candidate) (tests and solution in separate sandboxed "
+        "processes, plain data between them) or stdin/stdout cases. Reward: all tests pass "
+        "(or the share passed)."
     )
     reward_range = (0.0, 1.0)
     deterministic = True
@@ -45,6 +55,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         super().__init__(config)
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
+        self._bad_tasks: set[str] = set()
 
     @property
     def settings(self) -> PytestConfig:
@@ -78,7 +89,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         try:
             spec = read_reference(task.reference)
         except ReferenceError as exc:
-            return Verdict.failed(f"task {task.id!r}: {exc}")
+            return self._bad_task(task, exc)
         settings = self.settings
         code = extract_code(completion.text(), settings.code_block, settings.allow_unfenced)
         if code is None:
@@ -92,6 +103,17 @@ class PytestVerifier(Verifier[PytestConfig]):
             return self._stdio(spec, code, sandbox)
         except SandboxUnavailable as exc:
             return Verdict.failed(f"sandbox unavailable: {exc}")
+
+    def _bad_task(self, task: Task, exc: ReferenceError) -> Verdict:
+        """``error`` for every sample of a task whose reference is unusable (never scored as a
+        wrong answer), and one warning per task, not one per sample."""
+        message = f"bad task {task.id!r}: {exc}"
+        with self._lock:
+            first = task.id not in self._bad_tasks
+            self._bad_tasks.add(task.id)
+        if first:
+            LOG.warning("%s (every sample of it is scored as an error)", message)
+        return Verdict.failed(message, bad_task=True)
 
     def _verdict(
         self,
@@ -120,15 +142,24 @@ class PytestVerifier(Verifier[PytestConfig]):
 
     @property
     def channel_budget_s(self) -> float:
-        """How long a two-process conversation may last: the run's wall limit, within the
-        sample's own deadline (less the time to start both processes)."""
-        return min(self.settings.run_timeout_s, max(self.timeout_s - 5.0, self.timeout_s / 2))
+        """How long a HumanEval conversation may last: the run's wall limit, within the
+        sample's own deadline."""
+        return min(self.settings.run_timeout_s, self.sample_budget_s)
 
-    def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
+    @property
+    def sample_budget_s(self) -> float:
+        """The sample's own deadline less the time to start and end the processes."""
+        return max(self.timeout_s - 5.0, self.timeout_s / 2)
+
+    @staticmethod
+    def _need_live_processes(sandbox: Sandbox) -> None:
         live = backend_names(processes=True)
         if sandbox.name not in live:
             need = f"the two-process mode needs {' or '.join(live)}"
             raise SandboxUnavailable(f"{need}, not {sandbox.name}")
+
+    def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
+        self._need_live_processes(sandbox)
         if spec.prompt and not defines(code, spec.entry_point):
             code = spec.prompt + code
         exchange, stderr = run_duplex(
@@ -149,6 +180,26 @@ class PytestVerifier(Verifier[PytestConfig]):
         )
 
     def _pytest(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
+        if self.settings.pytest_mode == "single-process":
+            return self._single_process(spec, code, sandbox)
+        self._need_live_processes(sandbox)
+        exchange, stderr = run_pytest_file(
+            spec,
+            code,
+            self.limits,
+            budget_s=self.limits.wall_s,
+            start_s=self.sample_budget_s,
+            spawner=sandbox.open_process,
+        )
+        if exchange.results is None:
+            if exchange.timed_out:
+                return self._verdict("two-process", [], spec.expected, True, calls=exchange.calls)
+            return Verdict.failed(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
+        return self._verdict(
+            "two-process", exchange.results, spec.expected, exchange.timed_out, calls=exchange.calls
+        )
+
+    def _single_process(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
         run = hardened.new_run()
         job = hardened.build_job(spec, code, run, self.limits, self.settings.guard_returns)
         result = sandbox.run(job)
@@ -157,7 +208,13 @@ class PytestVerifier(Verifier[PytestConfig]):
         if judgement.results is None:
             if judgement.ready or result.timed_out:
                 return self._verdict(
-                    "hardened", [], spec.expected, result.timed_out, result.limit_hit, notes=notes
+                    "hardened",
+                    [],
+                    spec.expected,
+                    result.timed_out,
+                    result.limit_hit,
+                    notes=notes,
+                    cannot_stop=SINGLE_PROCESS_CAVEAT,
                 )
             stderr = result.stderr.decode(errors="replace")[-500:]
             return Verdict.failed("pytest harness did not start", stderr=stderr)
@@ -169,6 +226,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             result.limit_hit,
             tampered=judgement.tampered,
             notes=notes,
+            cannot_stop=SINGLE_PROCESS_CAVEAT,
         )
 
     def _stdio(self, spec: StdioTask, code: str, sandbox: Sandbox) -> Verdict:
