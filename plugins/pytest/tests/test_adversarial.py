@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.contracts import Status, Task
+from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 
 from .conftest import BACKENDS, KeptOpen, backend_verifier, score
@@ -505,6 +506,41 @@ def test_pytest_file_through_the_proxy(fast: PytestVerifier) -> None:
     assert result.info["mode"] == "two-process" and result.info["tests"] == 4
     wrong = score(fast, task, right.replace("ValueError", "KeyError"), reward="fraction")
     assert (wrong.status, wrong.reward) == (Status.OK, 0.75), (wrong.info, wrong.error)
+
+
+@pytest.mark.parametrize("mode", [H, P, P1, S])
+def test_a_run_limit_past_the_sample_deadline_is_still_the_programs_failure(
+    mode: str, verifier: PytestVerifier, tasks: dict[str, Task]
+) -> None:
+    """``run_timeout_s`` above ``timeout_s``: an endless program used to outlast the sample
+    (status ``timeout``, dropped by training) in the stdin/stdout and single-process modes.
+    Each run now ends within the sample's own deadline, as the program's failure."""
+    extra = {"pytest_mode": "single-process"} if mode == P1 else {}
+    code = ATTACKS["infinite_loop"][P if mode == P1 else mode]
+    task = tasks[TASK_IDS[P if mode == P1 else mode]]
+    result = score(verifier, task, code, run_timeout_s=60.0, timeout_s=10.0, **extra)
+    assert (result.status, result.reward) == (Status.OK, 0.0), (result.info, result.error)
+    assert result.info["limit"] in ("wall", "cpu"), result.info
+
+
+DEEP = "x = " + "1+" * 200_000 + "1\n"  # the host's parser recurses once per "+"
+
+
+def test_model_controlled_host_costs_stay_the_models(
+    verifier: PytestVerifier, tasks: dict[str, Task]
+) -> None:
+    """What the host itself does with the completion before any sandbox runs. Before:
+    200,000 unclosed fences made the fence regex run for hours (status ``timeout``), and a
+    200,000-term sum raised RecursionError out of the verifier (status ``error``)."""
+    right = RIGHT[H].replace("cheat()", "True")
+    fences = "```x\n" * 200_000 + f"````python\n{right}````\n"  # no 3-backtick closing
+    [many] = score_once(verifier, [(tasks[TASK_IDS[H]], fences)])
+    assert (many.status, many.reward) == (Status.OK, 1.0), (many.info, many.error)
+    deep = score(verifier, tasks[TASK_IDS[H]], DEEP)  # HumanEval: is the entry point defined?
+    assert (deep.status, deep.reward) == (Status.OK, 0.0), (deep.info, deep.error)
+    unfenced = PytestVerifier({**verifier.config.model_dump(), "allow_unfenced": True})
+    [bare] = score_once(unfenced, [(tasks[TASK_IDS[H]], DEEP)])
+    assert bare.status is Status.INVALID, (bare.info, bare.error)
 
 
 def test_sandbox_still_works_after_bombs(fast: PytestVerifier, tasks: dict[str, Task]) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import random
+import re
 
 import pytest
 
 from rl_verifier.contracts import Completion, Status, Task
 from rl_verifier.plugins import get_plugins
 from rl_verifier_pytest import PytestVerifier, hardened
-from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.extract import extract_code, fenced_blocks
 from rl_verifier_pytest.harness import wire
 from rl_verifier_pytest.reference import (
     PytestTask,
@@ -42,6 +44,27 @@ class TestExtract:
         assert extract_code("def f():\n    return 1\n") is None
         assert extract_code("def f():\n    return 1\n", allow_unfenced=True) is not None
         assert extract_code("not python at all", allow_unfenced=True) is None
+
+    # The fence regex the linear scanner replaced: the same blocks on any text, quadratic time.
+    OLD_FENCE = re.compile(
+        r"^(?P<fence>`{3,})[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+        re.MULTILINE | re.DOTALL,
+    )
+    PIECES = ("```", "````", "```py", "````x`", "``` \t", "```js", "x", "", "  ```", "```\r")
+
+    def test_blocks_are_the_old_regex_blocks(self) -> None:
+        rng = random.Random(28)
+        for _ in range(3000):
+            text = "\n".join(rng.choice(self.PIECES) for _ in range(rng.randrange(12)))
+            text += rng.choice(("", "\n"))
+            old = [(m.group("lang"), m.group("body")) for m in self.OLD_FENCE.finditer(text)]
+            assert fenced_blocks(text) == old, repr(text)
+
+    def test_unclosed_fences_cost_linear_time(self) -> None:
+        """200,000 unclosed openings (1.2 MB): the regex needed hours; the scanner one pass.
+        (Timing itself lives in no unit test: this one would simply never finish before.)"""
+        text = "```x\n" * 200_000 + "````\nprint(1)\n````\n"  # no 3-backtick closing
+        assert extract_code(text) == "print(1)\n"
 
 
 class TestWire:

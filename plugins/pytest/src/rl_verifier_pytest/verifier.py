@@ -63,7 +63,9 @@ class PytestVerifier(Verifier[PytestConfig]):
 
     @property
     def limits(self) -> Limits:
-        wall = self.settings.run_timeout_s
+        """One run's limits. Its wall clock never outlasts the sample's own deadline, so a
+        slow program is the program's failure (``ok`` 0, ``limit``), never a ``timeout``."""
+        wall = min(self.settings.run_timeout_s, self.sample_budget_s)
         return Limits(wall_s=wall, cpu_s=wall, memory_bytes=self.settings.memory_mb << 20)
 
     def sandbox(self) -> Sandbox:
@@ -231,7 +233,7 @@ class PytestVerifier(Verifier[PytestConfig]):
 
     def _stdio(self, spec: StdioTask, code: str, sandbox: Sandbox) -> Verdict:
         stop = self.settings.reward == "all_or_nothing"
-        budget = max(self.timeout_s - 5.0, self.settings.run_timeout_s)
+        budget = self.sample_budget_s
         results, timed_out, limit = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
         return self._verdict("stdio", results, len(spec.cases), timed_out, limit)
 
@@ -240,7 +242,7 @@ def defines(code: str, name: str) -> bool:
     """Whether ``code`` defines ``name`` at top level (a def, class or assignment)."""
     try:
         tree = parse_python(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the sandbox says why
         return False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
