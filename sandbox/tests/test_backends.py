@@ -71,7 +71,10 @@ def test_docker_container_config() -> None:
     assert profile["defaultAction"] == "SCMP_ACT_ALLOW"
     assert {"ptrace", "io_uring_setup", "unshare"} <= set(profile["syscalls"][0]["names"])
     assert cfg["nano_cpus"] == 1_000_000_000 and cfg["shm_size"] == 8 << 20
-    assert set(cfg["tmpfs"]) == {"/tmp", "/job"} and "size=8388608" in cfg["tmpfs"]["/tmp"]
+    assert (
+        set(cfg["tmpfs"]) == {"/tmp", "/job", "/dev/pts"} and "size=8388608" in cfg["tmpfs"]["/tmp"]
+    )
+    assert cfg["tmpfs"]["/dev/pts"].startswith("ro,")  # no PTYs
     assert "uid=65534" in cfg["tmpfs"]["/job"] and "mode=0700" in cfg["tmpfs"]["/job"]
     assert cfg["mounts"] == [
         {

@@ -3,7 +3,9 @@ containers on the real engine)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import json
 import os
 import signal
 import socket
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_sandbox import slots
+from rl_verifier_sandbox import seccomp, slots
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 from rl_verifier_sandbox.docker_backend import DockerSandbox
@@ -167,6 +169,78 @@ def test_files_do_not_outlive_the_job(any_sb: Sandbox) -> None:
     assert any_sb.run(py(look)).stdout == b"[[], [], []]\n"
 
 
+STATE_PATHS = (
+    "/pytest.ini", "/conftest.py", "/rlv-x", "/etc/rlv-x", "/opt/rlv-x", "/dev/rlv-x",
+    "/dev/pts/rlv-x", "/dev/mqueue/rlv-x", "/dev/shm/rlv-x", "/tmp/rlv-x", "rlv-x",
+)  # fmt: skip
+LEAVE_STATE = f"""
+import ctypes
+for path in {STATE_PATHS!r}:
+    try:
+        open(path, "w").write("[pytest]\\n")
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+libc.semget(0, 1, 0o1600)
+libc.msgget(0, 0o1600)
+"""
+LOOK_FOR_STATE = f"""
+import os
+left = [p for p in {STATE_PATHS!r} if os.path.exists(p)]
+ipc = [len(open(f"/proc/sysvipc/{{k}}").readlines()) - 1 for k in ("shm", "sem", "msg")]
+print(left, ipc)
+"""
+
+
+def test_no_state_survives_into_the_next_job(any_sb: Sandbox) -> None:
+    """A job that leaves /pytest.ini and /conftest.py on a writable root (the warm pool's
+    root tmpfs was, and was never wiped) makes the next, unrelated job's pytest read them.
+    Nothing a job writes anywhere, SysV IPC included, reaches the next job."""
+    assert any_sb.run(py(LEAVE_STATE)).exit_code == 0
+    assert any_sb.run(py(LOOK_FOR_STATE)).stdout == b"[] [0, 0, 0]\n"
+
+
+def test_every_writable_mount_is_one_the_pool_wipes(sb: BwrapSandbox, pool: PythonPool) -> None:
+    """/ and /dev are read-only once the binds are made; what stays writable is exactly the
+    fork server's wipe list (/proc and the device nodes aside)."""
+    from rl_verifier_sandbox import _server_main
+
+    code = (  # the last mount on a path is the one on top
+        "top = {}\n"
+        "for row in open('/proc/self/mountinfo'):\n"
+        "    f = row.split()\n"
+        "    kind = f[f.index('-') + 1]\n"
+        "    top[f[4]] = 'rw' in f[5].split(',') and kind not in ('proc', 'devtmpfs')\n"
+        "print(*[path for path, rw in top.items() if rw])\n"
+    )
+    for sandbox in (sb, pool):
+        writable = sandbox.run(py(code)).stdout.decode().split()
+        assert sorted(writable) == sorted(_server_main.WRITABLE)
+
+
+def test_no_pseudo_terminals(any_sb: Sandbox) -> None:
+    """bwrap's and the engine's devpts instances share the kernel's pty limit: one job took
+    all 3,071 PTYs and a concurrent job's /dev/ptmx failed with ENOSPC. Jobs get none."""
+    code = (
+        "import os\n"
+        "for path in ('/dev/ptmx', '/dev/pts/ptmx'):\n"
+        "    try:\n        os.open(path, os.O_RDWR | os.O_NOCTTY)\n        print('opened')\n"
+        "    except OSError as exc:\n        print(exc.strerror)\n"
+        "print(os.listdir('/dev/pts'))\n"
+    )
+    r = any_sb.run(py(code))
+    assert r.stdout == b"No such file or directory\nNo such file or directory\n[]\n", r.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:2])
+def test_host_kernel_command_line_is_hidden(request: pytest.FixtureRequest, backend: str) -> None:
+    """On a VM the kernel command line names the hypervisor's vsock ports and its init."""
+    sandbox: Sandbox = request.getfixturevalue(FIXTURE[backend])
+    r = sandbox.run(py("print(repr(open('/proc/cmdline').read()))"))
+    assert r.stdout == b"''\n", r.stderr
+
+
 def test_memory_bomb(any_sb: Sandbox) -> None:
     r = any_sb.run(py("x = bytearray(2 << 30)", memory_bytes=256 << 20))
     assert r.exit_code != 0 and r.limit_hit == "memory"
@@ -199,6 +273,23 @@ def test_network_unreachable(any_sb: Sandbox) -> None:
         )
         r = any_sb.run(py(code))
     assert r.stdout == b"unreachable\nunreachable\n"
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def socket_errnos(request: pytest.FixtureRequest) -> dict[str, int]:
+    """socket() of every family but AF_UNIX/AF_INET/AF_INET6 in one job: label -> errno."""
+    sandbox: Sandbox = request.getfixturevalue(FIXTURE[request.param])
+    r = sandbox.run(py(seccomp.probe_source(seccomp.socket_probes())))
+    assert r.exit_code == 0, r.stderr
+    out: dict[str, int] = json.loads(r.stdout)
+    return out
+
+
+@pytest.mark.parametrize("family", [*seccomp.SOCKET_FAMILIES_DENIED, "AF_VSOCK | 1 << 32"])
+def test_socket_family_is_denied(socket_errnos: dict[str, int], family: str) -> None:
+    """AF_VSOCK is not namespaced (a job would share the host's vsock ports); netlink, packet,
+    alg and the rest are kernel surface no job needs."""
+    assert errno.errorcode.get(socket_errnos[f"socket({family})"]) == "EPERM"
 
 
 def test_host_env_invisible(any_sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:

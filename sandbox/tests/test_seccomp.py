@@ -23,6 +23,7 @@ LABELS = [label for label, _, _ in CALLS]
 EPERM_ANYWAY = {
     "pivot_root", "fsopen", "fsmount", "fspick", "move_mount",
     "acct", "swapon", "swapoff", "reboot", "syslog", "vhangup",
+    "socket(AF_PACKET)", "socket(AF_XDP)",  # CAP_NET_RAW
 }  # fmt: skip
 
 
@@ -83,6 +84,28 @@ def test_the_probe_tells_the_filter_apart(unfiltered_errnos: dict[str, int]) -> 
     assert set(unfiltered_errnos) == set(LABELS)
     same = {k for k, v in unfiltered_errnos.items() if v == errno.EPERM} - EPERM_ANYWAY
     assert not same, {k: errno.errorcode.get(unfiltered_errnos[k]) for k in same}
+
+
+def test_socket_families_reach_the_kernel_without_the_filter(
+    unfiltered_errnos: dict[str, int],
+) -> None:
+    """What the family rules stop: netlink always opens, AF_VSOCK (where the host has it) opens
+    and shares the host's vsock ports, and a high bit in the family is dropped by the kernel."""
+    assert unfiltered_errnos["socket(AF_NETLINK)"] == 0
+    assert unfiltered_errnos["socket(AF_VSOCK | 1 << 32)"] == unfiltered_errnos["socket(AF_VSOCK)"]
+
+
+def test_allowed_socket_families_still_open(sb: BwrapSandbox, pool: PythonPool) -> None:
+    code = (
+        "import socket\n"
+        "a, b = socket.socketpair(); a.sendall(b'x'); print(b.recv(1))\n"
+        "for family in (socket.AF_INET, socket.AF_INET6):\n"
+        "    socket.socket(family, socket.SOCK_DGRAM).close()\n"
+        "print('ip sockets open')\n"
+    )
+    for sandbox in (sb, pool):
+        r = sandbox.run(py(code))
+        assert r.stdout == b"b'x'\nip sockets open\n", r.stderr
 
 
 def test_clone3_is_enosys_so_libc_falls_back_to_clone(sb: BwrapSandbox) -> None:

@@ -1,8 +1,9 @@
 """Attacks on the verifier, on bwrap and on docker. Each must end with reward 0 and status ok
 (a contained attack is the model's failure), with the host unchanged.
 
-``H``: HumanEval task (two processes), ``P``: pytest-file task (hardened single
-process), ``S``: stdin/stdout task. Each attack is a prelude (run at import) plus a
+``H``: HumanEval task (two processes), ``P``: pytest-file task (two processes, the
+default), ``P1``: the same task in the opt-in single-process mode, ``S``: stdin/stdout
+task. Each attack is a prelude (run at import) plus a
 ``cheat()`` that says whether it worked; the solution answers correctly only then, so
 an attack that wrongly succeeds scores 1.
 """
@@ -17,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.contracts import Status, Task
+from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 
-from .conftest import BACKENDS, backend_verifier, score
+from .conftest import BACKENDS, KeptOpen, backend_verifier, score
 
 H, P, S = "largest", "add", "stdio"
 TASK_IDS = {H: "humaneval-largest", P: "pytest-add", S: "stdio-sum"}
@@ -218,7 +220,90 @@ for path in {tuple(str(p) for p in HOST_FILES)!r}:
         pass
 """
 
+# Same-interpreter attacks: generic (no nonce, reporter or tripwire knowledge), or aimed at
+# the single-process harness. They pass the opt-in single-process mode (README, "What this
+# mode cannot stop"); the default two-process mode never runs them next to the tests.
+IMPORT_HOOK = """
+import ast, sys
+import importlib.abc, importlib.machinery, importlib.util
+class NoAsserts(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.copy_location(ast.Pass(), node)
+class Loader(importlib.abc.SourceLoader):
+    def __init__(self, path):
+        self.path = path
+    def get_filename(self, name):
+        return self.path
+    def get_data(self, path):
+        with open(path, "rb") as handle:
+            return handle.read()
+    def source_to_code(self, data, path):
+        return compile(NoAsserts().visit(ast.parse(data)), path, "exec")
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not str(spec.origin).endswith(".py"):
+            return None
+        try:
+            source = open(spec.origin).read()
+        except OSError:
+            return None
+        if "solution" in source and "NoAsserts" not in source:
+            loader = Loader(spec.origin)
+            return importlib.util.spec_from_file_location(name, spec.origin, loader=loader)
+        return None
+sys.meta_path.insert(0, Finder())
+"""
+
+GC_REPORTER = """
+import gc
+class Passed(dict):
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value if "tripwire" in key else False)
+for obj in gc.get_objects():
+    if type(obj).__name__ == "Reporter" and hasattr(obj, "record"):
+        real = obj.record
+        obj.raised = Passed(obj.raised)
+        def record(nodeid, outcome, real=real, reporter=obj):
+            if "tripwire" not in nodeid:
+                outcome = "passed"
+                reporter.returned[nodeid] = True
+            real(nodeid, outcome)
+        obj.record = record
+"""
+
+FORGED_RESULT_LINE = """
+import ast, json, os, sys
+frame = sys._getframe()
+while frame is not None and "nonce" not in frame.f_locals:
+    frame = frame.f_back
+if frame is not None:
+    nonce, out, spec = frame.f_locals["nonce"], frame.f_locals["out"], frame.f_locals["spec"]
+    hidden, trip = spec["files"]
+    ids = []
+    for node in ast.parse(open(hidden).read()).body:
+        if isinstance(node, ast.FunctionDef):
+            ids.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            ids += [f"{node.name}::{f.name}" for f in node.body if isinstance(f, ast.FunctionDef)]
+    ids = [f"{os.path.basename(hidden)}::{i}" for i in ids]
+    tripwire = ast.parse(open(trip).read()).body[0].name
+    trip_id = f"{os.path.basename(trip)}::{tripwire}"
+    frame_out = {
+        "reports": {**{i: "passed" for i in ids}, trip_id: "failed"},
+        "raised": {**{i: False for i in ids}, trip_id: True},
+        "returned": {i: True for i in ids},
+        "collect_errors": 0, "exit": 0,
+    }
+    out.write(f"RLV-RESULT {nonce} {json.dumps(frame_out)}\\n")
+    out.flush()
+    os._exit(0)
+"""
+
 ATTACKS: dict[str, dict[str, str]] = {
+    "import_hook_rewrites_asserts": attack(IMPORT_HOOK),
+    "gc_finds_the_reporter": attack(GC_REPORTER),
+    "frames_give_the_nonce_for_a_forged_result": attack(FORGED_RESULT_LINE),
     "os_exit_at_import": attack("import os\nos._exit(0)\n"),
     "sys_exit_at_import": attack("import sys\nsys.exit(0)\n"),
     "pytest_skip_module": attack("import pytest\npytest.skip('no', allow_module_level=True)\n"),
@@ -278,8 +363,15 @@ ATTACKS: dict[str, dict[str, str]] = {
     "write_host_files": attack(ESCAPE),
 }
 
-# Single-process limitation (README): tests sharing the solution's process are readable.
-SKIP = {("read_and_glob_hidden_tests", P)}
+SAME_INTERPRETER = (
+    "import_hook_rewrites_asserts",
+    "gc_finds_the_reporter",
+    "frames_give_the_nonce_for_a_forged_result",
+)
+P1 = "add-single-process"
+# Single-process limits (README, "What this mode cannot stop"): the tests are readable there,
+# and the same-interpreter attacks pass (test_same_interpreter_attacks_pass_...).
+SKIP = {("read_and_glob_hidden_tests", P1), *((name, P1) for name in SAME_INTERPRETER)}
 
 
 @pytest.fixture(autouse=True)
@@ -292,19 +384,33 @@ def fast(request: pytest.FixtureRequest) -> Iterator[PytestVerifier]:
     yield from backend_verifier(request, run_timeout_s=2.0)
 
 
+@pytest.fixture(scope="module")
+def fast_single(fast: PytestVerifier) -> Iterator[PytestVerifier]:
+    """``fast``'s settings and backend, in the opt-in single-process mode."""
+    verifier = KeptOpen({**fast.config.model_dump(), "pytest_mode": "single-process"})
+    yield verifier
+    verifier.shutdown()
+
+
 CASES = [
     pytest.param(name, mode, id=f"{name}-{mode}")
     for name in ATTACKS
-    for mode in (H, P, S)
+    for mode in (H, P, P1, S)
     if (name, mode) not in SKIP
 ]
 
 
 @pytest.mark.parametrize(("name", "mode"), CASES)
 def test_attack_scores_zero(
-    name: str, mode: str, fast: PytestVerifier, tasks: dict[str, Task]
+    name: str,
+    mode: str,
+    fast: PytestVerifier,
+    fast_single: PytestVerifier,
+    tasks: dict[str, Task],
 ) -> None:
-    result = score(fast, tasks[TASK_IDS[mode]], ATTACKS[name][mode])
+    verifier = fast_single if mode == P1 else fast
+    code = ATTACKS[name][P if mode == P1 else mode]
+    result = score(verifier, tasks[TASK_IDS[P if mode == P1 else mode]], code)
     assert (result.status, result.reward) == (Status.OK, 0.0), (result.info, result.error)
     assert not any(path.exists() for path in HOST_FILES)
     assert os.environ["TINKER_API_KEY"] == "tml-secret-do-not-leak"
@@ -317,6 +423,124 @@ def test_honest_solution_passes_with_the_same_harness(
     code = "def cheat():\n    return True\n" + RIGHT[mode]
     result = score(fast, tasks[TASK_IDS[mode]], code)
     assert (result.status, result.reward) == (Status.OK, 1.0), (result.info, result.error)
+
+
+NEVER_READS = "import time\ntime.sleep(10**6)\n"
+SHRINKS_PIPE = """
+import fcntl, time
+for fd in range(3, 64):
+    try:
+        fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ: one page
+    except OSError:
+        pass
+time.sleep(10**6)
+"""
+
+
+@pytest.mark.parametrize(
+    ("prelude", "size"), [(NEVER_READS, 30_000), (SHRINKS_PIPE, 2_000)], ids=["sleeps", "shrinks"]
+)
+def test_a_solution_that_never_reads_its_requests_fails_at_its_own_deadline(
+    fast: PytestVerifier, prelude: str, size: int
+) -> None:
+    """A request larger than the pipe buffer used to block the host's write with no deadline:
+    the sample came back ``timeout`` after the whole ``timeout_s``. It is the solution's
+    failure at its own wall limit: ok, 0, ``limit`` wall."""
+    test = f"def check(candidate):\n    assert candidate(list(range({size}))) == {size - 1}\n"
+    task = Task(
+        id="big-argument",
+        prompt="largest",
+        verifier="pytest",
+        reference={"test": test, "entry_point": "largest"},
+    )
+    code = prelude + "def largest(numbers):\n    return max(numbers)\n"
+    result = score(fast, task, code, timeout_s=15.0)
+    assert (result.status, result.reward) == (Status.OK, 0.0), (result.info, result.error)
+    assert result.info["timed_out"] and result.info["limit"] == "wall"
+    honest = score(fast, task, "def largest(numbers):\n    return max(numbers)\n")
+    assert (honest.status, honest.reward) == (Status.OK, 1.0), (honest.info, honest.error)
+
+
+@pytest.mark.parametrize("name", SAME_INTERPRETER)
+def test_same_interpreter_attacks_pass_the_opt_in_single_process_mode(
+    name: str, verifier: PytestVerifier, tasks: dict[str, Task]
+) -> None:
+    """Why the default moved: each attack above scores 1 where the solution shares pytest's
+    interpreter, and that mode's info says so."""
+    result = score(verifier, tasks[TASK_IDS[P]], ATTACKS[name][P], pytest_mode="single-process")
+    assert (result.status, result.reward) == (Status.OK, 1.0), (result.info, result.error)
+    assert result.info["mode"] == "hardened" and "gc" in result.info["cannot_stop"]
+
+
+RAISES_TESTS = """
+import pytest
+import solution
+from solution import parse
+
+
+def test_value():
+    assert parse("12") == 12 and solution.parse("-3") == -3
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="not a number"):
+        parse("x")
+
+
+@pytest.mark.parametrize("text", ["1", "22"])
+def test_many(text):
+    assert parse(text) == int(text)
+"""
+
+
+def test_pytest_file_through_the_proxy(fast: PytestVerifier) -> None:
+    """The default mode keeps what pytest files rely on: ``import solution`` and ``from
+    solution import``, parametrize, and ``pytest.raises`` of a builtin exception."""
+    task = Task(id="parse", prompt="parse", verifier="pytest", reference={"tests": RAISES_TESTS})
+    right = (
+        "def parse(text):\n    if not text.lstrip('-').isdigit():\n"
+        "        raise ValueError('not a number')\n    return int(text)\n"
+    )
+    result = score(fast, task, right)
+    assert (result.status, result.reward) == (Status.OK, 1.0), (result.info, result.error)
+    assert result.info["mode"] == "two-process" and result.info["tests"] == 4
+    wrong = score(fast, task, right.replace("ValueError", "KeyError"), reward="fraction")
+    assert (wrong.status, wrong.reward) == (Status.OK, 0.75), (wrong.info, wrong.error)
+
+
+@pytest.mark.parametrize("mode", [H, P, P1, S])
+def test_a_run_limit_past_the_sample_deadline_is_still_the_programs_failure(
+    mode: str, verifier: PytestVerifier, tasks: dict[str, Task]
+) -> None:
+    """``run_timeout_s`` above ``timeout_s``: an endless program used to outlast the sample
+    (status ``timeout``, dropped by training) in the stdin/stdout and single-process modes.
+    Each run now ends within the sample's own deadline, as the program's failure."""
+    extra = {"pytest_mode": "single-process"} if mode == P1 else {}
+    code = ATTACKS["infinite_loop"][P if mode == P1 else mode]
+    task = tasks[TASK_IDS[P if mode == P1 else mode]]
+    result = score(verifier, task, code, run_timeout_s=60.0, timeout_s=10.0, **extra)
+    assert (result.status, result.reward) == (Status.OK, 0.0), (result.info, result.error)
+    assert result.info["limit"] in ("wall", "cpu"), result.info
+
+
+DEEP = "x = " + "1+" * 200_000 + "1\n"  # the host's parser recurses once per "+"
+
+
+def test_model_controlled_host_costs_stay_the_models(
+    verifier: PytestVerifier, tasks: dict[str, Task]
+) -> None:
+    """What the host itself does with the completion before any sandbox runs. Before:
+    200,000 unclosed fences made the fence regex run for hours (status ``timeout``), and a
+    200,000-term sum raised RecursionError out of the verifier (status ``error``)."""
+    right = RIGHT[H].replace("cheat()", "True")
+    fences = "```x\n" * 200_000 + f"````python\n{right}````\n"  # no 3-backtick closing
+    [many] = score_once(verifier, [(tasks[TASK_IDS[H]], fences)])
+    assert (many.status, many.reward) == (Status.OK, 1.0), (many.info, many.error)
+    deep = score(verifier, tasks[TASK_IDS[H]], DEEP)  # HumanEval: is the entry point defined?
+    assert (deep.status, deep.reward) == (Status.OK, 0.0), (deep.info, deep.error)
+    unfenced = PytestVerifier({**verifier.config.model_dump(), "allow_unfenced": True})
+    [bare] = score_once(unfenced, [(tasks[TASK_IDS[H]], DEEP)])
+    assert bare.status is Status.INVALID, (bare.info, bare.error)
 
 
 def test_sandbox_still_works_after_bombs(fast: PytestVerifier, tasks: dict[str, Task]) -> None:

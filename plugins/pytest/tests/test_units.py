@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import random
+import re
 
 import pytest
 
 from rl_verifier.contracts import Completion, Status, Task
 from rl_verifier.plugins import get_plugins
 from rl_verifier_pytest import PytestVerifier, hardened
-from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.extract import extract_code, fenced_blocks
 from rl_verifier_pytest.harness import wire
 from rl_verifier_pytest.reference import (
     PytestTask,
@@ -42,6 +44,27 @@ class TestExtract:
         assert extract_code("def f():\n    return 1\n") is None
         assert extract_code("def f():\n    return 1\n", allow_unfenced=True) is not None
         assert extract_code("not python at all", allow_unfenced=True) is None
+
+    # The fence regex the linear scanner replaced: the same blocks on any text, quadratic time.
+    OLD_FENCE = re.compile(
+        r"^(?P<fence>`{3,})[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+        re.MULTILINE | re.DOTALL,
+    )
+    PIECES = ("```", "````", "```py", "````x`", "``` \t", "```js", "x", "", "  ```", "```\r")
+
+    def test_blocks_are_the_old_regex_blocks(self) -> None:
+        rng = random.Random(28)
+        for _ in range(3000):
+            text = "\n".join(rng.choice(self.PIECES) for _ in range(rng.randrange(12)))
+            text += rng.choice(("", "\n"))
+            old = [(m.group("lang"), m.group("body")) for m in self.OLD_FENCE.finditer(text)]
+            assert fenced_blocks(text) == old, repr(text)
+
+    def test_unclosed_fences_cost_linear_time(self) -> None:
+        """200,000 unclosed openings (1.2 MB): the regex needed hours; the scanner one pass.
+        (Timing itself lives in no unit test: this one would simply never finish before.)"""
+        text = "```x\n" * 200_000 + "````\nprint(1)\n````\n"  # no 3-backtick closing
+        assert extract_code(text) == "print(1)\n"
 
 
 class TestWire:
@@ -92,11 +115,28 @@ class TestReference:
             {"test": "def check(c): pass", "entry_point": "not an id"},
             {"cases": []},
             {"cases": [{"input": 1, "output": "1"}]},
+            {"test": "def check(c): pass", "entry_point": "f", "prompt": "def f(x:\n"},
+            {"test": "def check(c): pass", "entry_point": "f", "prompt": "return 1\n"},
+            {"test": "def check(c):\n  assert c(", "entry_point": "f"},
         ],
     )
     def test_bad_references(self, reference: dict[str, object]) -> None:
         with pytest.raises(ReferenceError):
             read_reference(reference)
+
+    def test_a_prompt_that_does_not_compile_is_one_bad_task(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Before, each sample ran both sandboxes and came back 'test harness failed'."""
+        reference = {"test": "def check(c):\n    assert c(1) == 1\n", "entry_point": "f"}
+        task = Task(id="bad-prompt", prompt="p", reference={**reference, "prompt": "def f(x:\n"})
+        verifier = PytestVerifier()
+        code = Completion(task_id=task.id, completion="```\ndef f(x):\n    return x\n```")
+        with caplog.at_level("WARNING", logger="rl_verifier_pytest.verifier"):
+            verdicts = [verifier.verify(task, code) for _ in range(3)]
+        assert all(v.status is Status.ERROR and v.info["bad_task"] for v in verdicts)
+        assert "reference.prompt does not compile" in (verdicts[0].error or "")
+        assert [r.getMessage().count("bad task 'bad-prompt'") for r in caplog.records] == [1]
 
     def test_bad_reference_is_an_error_not_a_wrong_answer(self) -> None:
         task = Task(id="t", prompt="p", reference={})

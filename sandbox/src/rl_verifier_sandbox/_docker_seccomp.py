@@ -2,7 +2,8 @@
 
 Containers get this profile instead of the engine's default one, so a job meets the same
 filter on both backends: every call is allowed except ``seccomp.DENIED`` (EPERM), personas
-other than the default, ``clone`` with a namespace flag (EPERM) and ``clone3`` (ENOSYS, so
+other than the default, ``clone`` with a namespace flag, ``socket``/``socketpair`` of a family
+outside ``seccomp.SOCKET_FAMILIES_ALLOWED`` (EPERM) and ``clone3`` (ENOSYS, so
 libc falls back to ``clone``); calls of another architecture kill the process. Docker's own
 default profile (Engine 20.10) lets ``ptrace``, ``io_uring_*`` and ``personality`` through.
 """
@@ -37,6 +38,9 @@ def profile() -> str:
     flags = seccomp.CLONE_NAMESPACE_FLAGS.values()
     rules += [_deny(["clone"], args=_masked(flag, flag)) for flag in flags]
     rules.append(_deny(["clone3"], errno.ENOSYS))
+    for op, value in seccomp.socket_family_denials():  # the same comparisons as bwrap's filter
+        rule = [{"index": 0, "value": value, "op": f"SCMP_CMP_{op}"}]
+        rules.append(_deny(list(seccomp.SOCKET_CALLS), args=rule))
     body: dict[str, Any] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
     arch = ARCHES.get(platform.machine())
     if arch:

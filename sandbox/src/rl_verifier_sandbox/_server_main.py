@@ -24,7 +24,12 @@ import time
 import traceback
 from typing import Any
 
-WORK, TMP, SHM = "/job", "/tmp", "/dev/shm"
+WORK, TMP, SHM, MQUEUE = "/job", "/tmp", "/dev/shm", "/dev/mqueue"
+# Every mount a job can write to (``/`` and ``/dev`` are read-only): wiped after each job.
+WRITABLE = (WORK, TMP, SHM, MQUEUE)
+# SysV IPC objects live in the server's IPC namespace, not in a file system: removed too.
+SYSV_IPC = {"shm": "shmctl", "sem": "semctl", "msg": "msgctl"}
+IPC_RMID = 0
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 PY_FLAGS = {"-u", "-B", "-I", "-E", "-s", "-S", "-q", "-O", "-OO", "-b", "-bb"}
 
@@ -166,7 +171,8 @@ def _reap(*, block: bool) -> None:
 
 
 def _wipe(path: str) -> None:
-    os.chmod(path, 0o700)
+    with contextlib.suppress(OSError):  # /dev/mqueue is not the server's to chmod
+        os.chmod(path, 0o700)
     for name in os.listdir(path):
         full = os.path.join(path, name)
         if os.path.isdir(full) and not os.path.islink(full):
@@ -178,6 +184,24 @@ def _wipe(path: str) -> None:
             shutil.rmtree(full, ignore_errors=True)
         else:
             os.unlink(full)
+
+
+def _wipe_sysv_ipc() -> None:
+    """Remove every SysV shared memory segment, semaphore set and message queue (the job ran
+    as this server's uid, so it owns them all)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, call in SYSV_IPC.items():
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            ipc_id = int(row.split()[1])
+            if kind == "sem":
+                getattr(libc, call)(ipc_id, 0, IPC_RMID)
+            else:
+                getattr(libc, call)(ipc_id, IPC_RMID, None)
 
 
 def _write_files(files: dict[str, str]) -> None:
@@ -257,8 +281,9 @@ def _serve_one(req: dict[str, Any], base_procs: int) -> dict[str, Any]:
     for fd in [*open_fds, *writers, pidfd, out_r, err_r]:
         with contextlib.suppress(OSError):
             os.close(fd)
-    for path in (WORK, TMP, SHM):
+    for path in WRITABLE:
         _wipe(path)
+    _wipe_sysv_ipc()
     return {
         "status": status,
         "stdout": base64.b64encode(kept[out_r]).decode(),

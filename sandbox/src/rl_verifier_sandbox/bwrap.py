@@ -28,6 +28,12 @@ RO_SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives")
 # pid 1 in the job's pid namespace: waits for the job (so its CPU time is accounted), reports
 # a signal death as 128+N, and when it exits the kernel kills every other process in the namespace.
 INIT = ("/bin/sh", "-c", '"$@"; exit $?', "sh")
+# Read empty inside: the host's kernel command line (on a VM, the hypervisor's vsock ports).
+HIDDEN_PROC = ("/proc/cmdline",)
+# No PTYs: bwrap's /dev brings a devpts instance of its own, but every instance shares the
+# kernel's pty limit (one job took all 3,071 and a concurrent job's /dev/ptmx failed). An empty
+# read-only tmpfs over /dev/pts hides it (/dev/ptmx points into it).
+NO_PTYS = ("--size", "4096", "--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts")
 
 
 def open_sandbox(options: Options) -> BwrapSandbox:
@@ -211,8 +217,14 @@ class BwrapSandbox(Sandbox):
             fds.append(seccomp.memfd())
             args += ["--seccomp", str(fds[-1])]
         args += _system_binds()
-        args += ["--proc", "/proc", "--dev", "/dev"]
-        args += ["--size", str(lim.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        args += ["--proc", "/proc"]
+        for path in HIDDEN_PROC:
+            fds.append(_memfd("hidden", b""))
+            args += ["--ro-bind-data", str(fds[-1]), path]
+        args += ["--dev", "/dev", "--mqueue", "/dev/mqueue"]
+        args += ["--size", str(lim.tmp_bytes), "--tmpfs", "/dev/shm"]
+        args += NO_PTYS
+        args += ["--remount-ro", "/dev"]
         args += ["--size", str(lim.tmp_bytes), "--tmpfs", "/tmp"]
         args += ["--perms", "0700", "--size", str(lim.tmp_bytes), "--tmpfs", WORK_DIR]
         passwd = f"sandbox:x:{uid}:{uid}:sandbox:/tmp:/bin/sh\n".encode()
@@ -237,6 +249,7 @@ class BwrapSandbox(Sandbox):
         for name, data in files.items():
             fds.append(_memfd("file", data))
             args += ["--file", str(fds[-1]), f"{WORK_DIR}/{name}"]
+        args += ["--remount-ro", "/"]  # after every mount point on it has been made
         args += ["--chdir", WORK_DIR, "--", *INIT, *self._target_argv(job)]
         return args
 

@@ -56,6 +56,7 @@ FINISH_GRACE_S = 0.5  # a finished session's process may end itself at EOF befor
 SESSION_GRACE_S = 30.0  # a session's own timer: a backstop well after the caller's deadline
 REAP_SH = "U=$1\n" + launch.REAP_FUNCTION + "reap\n"
 
+NO_PTYS = "ro,nosuid,nodev,noexec,size=4k,mode=0555"
 _LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 _CHECKED: set[str] = set()  # images a trivial job ran in, in this process
 _SEEN_PATHS: dict[str, dict[str, str]] = {}  # image -> path -> how the job uid sees it
@@ -83,7 +84,9 @@ def container_config(
         "detach": True,
         "network_mode": "none",
         "read_only": True,
-        "tmpfs": {"/tmp": job_tmp, WORK_DIR: job_tmp},
+        # no PTYs: an empty read-only tmpfs replaces the engine's devpts, whose instances share
+        # the kernel's pty limit (/dev/ptmx points into it)
+        "tmpfs": {"/tmp": job_tmp, WORK_DIR: job_tmp, "/dev/pts": NO_PTYS},
         "mounts": mounts,
         "shm_size": limits.tmp_bytes,
         "working_dir": WORK_DIR,

@@ -1,7 +1,8 @@
 """The seccomp filter every bwrap job (and every fork-server job) runs under.
 
 A deny list in the spirit of Docker's default profile: everything is allowed except the calls
-below, which fail with ``EPERM`` (``clone3``: ``ENOSYS``, so libc falls back to ``clone``, whose
+below, which fail with ``EPERM`` (so does ``socket``/``socketpair`` for any address family but
+``SOCKET_FAMILIES_ALLOWED``; ``clone3``: ``ENOSYS``, so libc falls back to ``clone``, whose
 flags the filter can inspect). Syscalls of another architecture (i386 ``int 0x80``, x32) kill
 the process. The BPF program is built once with libseccomp (``pyseccomp``) and handed to
 bwrap as ``--seccomp FD``; bwrap installs it just before it executes the job.
@@ -82,6 +83,23 @@ CLONE_NAMESPACE_FLAGS = {
     "CLONE_NEWPID": 0x20000000,
     "CLONE_NEWNET": 0x40000000,
 }
+# socket(2)/socketpair(2) may only make these families (the network namespace cuts the IP ones
+# off). Every other family fails with EPERM: AF_VSOCK, for one, is not namespaced at all (a job
+# would share the host's vsock ports, the road to a hypervisor's services).
+SOCKET_FAMILIES_ALLOWED = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
+# Linux's other families (include/linux/socket.h), each probed by name; any number above
+# AF_INET6 is denied, named or not.
+SOCKET_FAMILIES_DENIED = {
+    "AF_UNSPEC": 0, "AF_AX25": 3, "AF_IPX": 4, "AF_APPLETALK": 5, "AF_NETROM": 6,
+    "AF_BRIDGE": 7, "AF_ATMPVC": 8, "AF_X25": 9, "AF_ROSE": 11, "AF_DECnet": 12,
+    "AF_NETBEUI": 13, "AF_SECURITY": 14, "AF_KEY": 15, "AF_NETLINK": 16, "AF_PACKET": 17,
+    "AF_ASH": 18, "AF_ECONET": 19, "AF_ATMSVC": 20, "AF_RDS": 21, "AF_SNA": 22, "AF_IRDA": 23,
+    "AF_PPPOX": 24, "AF_WANPIPE": 25, "AF_LLC": 26, "AF_IB": 27, "AF_MPLS": 28, "AF_CAN": 29,
+    "AF_TIPC": 30, "AF_BLUETOOTH": 31, "AF_IUCV": 32, "AF_RXRPC": 33, "AF_ISDN": 34,
+    "AF_PHONET": 35, "AF_IEEE802154": 36, "AF_CAIF": 37, "AF_ALG": 38, "AF_NFC": 39,
+    "AF_VSOCK": 40, "AF_KCM": 41, "AF_QIPCRTR": 42, "AF_SMC": 43, "AF_XDP": 44, "AF_MCTP": 45,
+}  # fmt: skip
+SOCKET_CALLS = ("socket", "socketpair")
 INSTALL_HINT = "install Debian's libseccomp2 and `pip install pyseccomp`"
 
 
@@ -118,6 +136,10 @@ def bpf_program() -> bytes:
     for flag in CLONE_NAMESPACE_FLAGS.values():
         filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    ops = {"EQ": sc.EQ, "GT": sc.GT}
+    for call in SOCKET_CALLS:
+        for op, value in socket_family_denials():
+            filt.add_rule(deny, call, sc.Arg(0, ops[op], value))
     with os.fdopen(os.memfd_create("rlv-seccomp"), "w+b") as fh:
         filt.export_bpf(fh)
         fh.seek(0)
@@ -136,6 +158,14 @@ def personality_denials() -> list[tuple[int, int]]:
         out.append((1 | 1 << bit, 1 << bit))  # bit 0 clear, another bit set
         out.append((1 | 1 << bit, 1))  # bit 0 set, another bit clear
     return out
+
+
+def socket_family_denials() -> list[tuple[str, int]]:
+    """(op, value) comparisons of the family argument (all 64 bits, so high bits cannot smuggle
+    a family past them) whose union is every family but ``SOCKET_FAMILIES_ALLOWED``."""
+    allowed = sorted(SOCKET_FAMILIES_ALLOWED.values())
+    gaps = [("EQ", v) for v in range(allowed[-1]) if v not in allowed]
+    return [*gaps, ("GT", allowed[-1])]
 
 
 def memfd() -> int:
@@ -184,7 +214,30 @@ def probe_calls(names: tuple[str, ...] = DENIED) -> list[tuple[str, int, tuple[i
     calls.append(("personality(PER_LINUX32)", _nr("personality"), (0x0008,)))
     for label, flag in CLONE_NAMESPACE_FLAGS.items():
         calls.append((f"clone({label})", _nr("clone"), (flag | CLONE_SIGHAND, 0, 0, 0, 0)))
+    calls += socket_probes()
     return calls
+
+
+SOCK_STREAM, SOCK_DGRAM = 1, 2
+# A type each family accepts without privileges, so that without the filter the call works
+# (or fails with something other than EPERM); families not listed get SOCK_DGRAM.
+PROBE_SOCKET_TYPE = {"AF_VSOCK": SOCK_STREAM, "AF_XDP": 3, "AF_PACKET": SOCK_DGRAM}
+
+
+def socket_probes() -> list[tuple[str, int, tuple[int, ...]]]:
+    """socket() of each denied family, of one past the last named family, and of AF_VSOCK
+    with a high bit set (the kernel reads an int: it would see AF_VSOCK); socketpair() once."""
+    nr = _nr("socket")
+    out: list[tuple[str, int, tuple[int, ...]]] = [
+        (f"socket({name})", nr, (family, PROBE_SOCKET_TYPE.get(name, SOCK_DGRAM), 0))
+        for name, family in SOCKET_FAMILIES_DENIED.items()
+    ]
+    beyond = max(SOCKET_FAMILIES_DENIED.values()) + 1
+    vsock = SOCKET_FAMILIES_DENIED["AF_VSOCK"]
+    out.append((f"socket({beyond})", nr, (beyond, SOCK_DGRAM, 0)))
+    out.append(("socket(AF_VSOCK | 1 << 32)", nr, (vsock | 1 << 32, SOCK_STREAM, 0)))
+    out.append(("socketpair(AF_VSOCK)", _nr("socketpair"), (vsock, SOCK_STREAM, 0, 0)))
+    return out
 
 
 def _nr(name: str) -> int:
@@ -226,6 +279,8 @@ def check_denied(sb: Sandbox) -> tuple[bool, str]:
 
 __all__ = [
     "DENIED",
+    "SOCKET_FAMILIES_ALLOWED",
+    "SOCKET_FAMILIES_DENIED",
     "SeccompUnavailable",
     "bpf_program",
     "check_denied",

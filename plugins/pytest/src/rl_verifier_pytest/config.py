@@ -10,6 +10,7 @@ from rl_verifier import VerifierConfig
 from rl_verifier_sandbox import BackendChoice
 
 RewardRule = Literal["all_or_nothing", "fraction"]
+PytestMode = Literal["two-process", "single-process"]
 
 
 class PytestConfig(VerifierConfig):
@@ -46,8 +47,18 @@ class PytestConfig(VerifierConfig):
         description="Memory limit of one run: resident memory where a cgroup enforces it "
         "(docker; bwrap as root), else address space.",
     )
+    pytest_mode: PytestMode = Field(
+        default="two-process",
+        description="pytest-file tasks: two-process runs the tests in their own sandboxed "
+        "interpreter against a proxy `solution` whose functions forward plain-data calls to the "
+        "solution's process (nothing the solution does can reach pytest). single-process (opt-in, "
+        "for tests that need real objects of the solution) shares one interpreter and cannot stop "
+        "code written against the harness: import hooks rewriting asserts, the reporter found "
+        "through gc, a forged result line.",
+    )
     guard_returns: bool = Field(
         default=True,
-        description="pytest-file tasks: the solution's public functions must return plain "
-        "data (exact builtin types), so always-equal objects and int/str subclasses fail.",
+        description="pytest-file tasks in single-process mode: the solution's public functions "
+        "must return plain data (exact builtin types), so always-equal objects and int/str "
+        "subclasses fail (two-process mode only ever passes plain data).",
     )

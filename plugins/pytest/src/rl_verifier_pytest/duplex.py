@@ -1,6 +1,7 @@
 """PREFERRED mode: tests and solution in two sandboxed processes, plain data between them.
 
-Used for HumanEval-style tasks (``check(candidate)``). The test process never imports
+Used for HumanEval-style tasks (``check(candidate)``, here) and, by default, pytest files
+(``suite``). The test process never imports
 the solution; ``candidate`` is a proxy whose calls the trusted host relays to the
 solution process. See README "Tamper-proofing".
 """
@@ -30,9 +31,10 @@ class CheckTask:
     prompt: str = ""
 
 
-def solution_job(task: CheckTask, code: str, limits: Limits) -> Job:
+def solution_job(entry: str, code: str, limits: Limits) -> Job:
+    """The solution's process: answers calls of ``entry`` (``*``: any public name)."""
     return Job(
-        argv=("python", "-I", "-S", "/harness/serve.py", task.entry_point, SOLUTION_PATH),
+        argv=("python", "-I", "-S", "/harness/serve.py", entry, SOLUTION_PATH),
         files={"solution.py": code},
         limits=limits,
         policy=Policy(python=True, readonly_files=mounted("serve.py", "wire.py")),
@@ -47,7 +49,7 @@ def tests_job(task: CheckTask, split: bool, stop_on_failure: bool, limits: Limit
         "split": split,
         "stop_on_failure": stop_on_failure,
     }
-    files = {**mounted("check.py", "wire.py"), SPEC_PATH: json.dumps(spec)}
+    files = {**mounted("check.py", "remote.py", "wire.py"), SPEC_PATH: json.dumps(spec)}
     return Job(
         argv=("python", "-I", "-S", "/harness/check.py", SPEC_PATH),
         limits=limits,
@@ -63,16 +65,32 @@ def run_duplex(
     split: bool,
     stop_on_failure: bool,
     spawner: Spawner,
+    budget_s: float | None = None,
 ) -> tuple[Exchange, str]:
-    """Run the conversation; the exchange and the test process's stderr tail."""
-    tests = spawner(tests_job(task, split, stop_on_failure, limits))
+    """Run a HumanEval task's conversation (see ``converse_jobs``)."""
+    tests = tests_job(task, split, stop_on_failure, limits)
+    solution = solution_job(task.entry_point, code, limits)
+    return converse_jobs(tests, solution, limits.wall_s if budget_s is None else budget_s, spawner)
+
+
+def converse_jobs(
+    tests_job: Job,
+    solution_job: Job,
+    budget_s: float,
+    spawner: Spawner,
+    start_s: float | None = None,
+) -> tuple[Exchange, str]:
+    """Start both processes and relay between them for at most ``budget_s`` (from the test
+    process's ``READY`` where ``start_s`` bounds its start; see ``relay.converse``); the
+    exchange and the test process's stderr tail."""
+    tests = spawner(tests_job)
     try:
-        solution = spawner(solution_job(task, code, limits))
+        solution = spawner(solution_job)
     except BaseException:
         tests.finish()
         raise
     try:
-        exchange = converse(tests, solution, limits.wall_s)
+        exchange = converse(tests, solution, budget_s, start_s)
     finally:
         solution.finish()
         tests.finish()

@@ -1,4 +1,5 @@
-"""HARDENED single-process mode for pytest-file tasks: build the job, judge its frames.
+"""Opt-in single-process mode for pytest-file tasks (``pytest_mode: single-process``):
+build the job, judge its frames. The default is the two-process mode (``pyfiles``).
 
 The tests must share a process with the solution here, so the host trusts only what
 it can cross-check: one result frame carrying this run's random nonce, a tripwire

@@ -1,4 +1,4 @@
-"""Read newline-framed messages from a pipe with a deadline and a size cap."""
+"""Newline-framed messages on pipes: read with a deadline and a size cap, write with a deadline."""
 
 from __future__ import annotations
 
@@ -47,13 +47,25 @@ class LineReader:
                 self.closed = True
 
 
-def write_all(fd: int, data: bytes) -> bool:
-    """Write ``data``; False when the reader has gone."""
+# What one write may carry once select() says the fd is writable without blocking: a pipe
+# then has a free page (the peer may have shrunk it to one with F_SETPIPE_SZ), a unix socket
+# (docker's attach stream) three quarters of its send buffer.
+WRITE_CHUNK = 4096
+
+
+def write_all(fd: int, data: bytes, deadline: float) -> bool:
+    """Write ``data`` by ``deadline`` (else raise ``Deadline``); False when the reader has gone.
+
+    The fd stays blocking (docker's stream is read by another thread); each write is one
+    chunk the fd has room for, so a reader that never reads costs its own deadline, not ours.
+    """
+    view = memoryview(data)
     try:
-        view = memoryview(data)
         while view:
-            written = os.write(fd, view)
-            view = view[written:]
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise Deadline
+            view = view[os.write(fd, view[:WRITE_CHUNK]) :]
     except OSError:
         return False
     return True

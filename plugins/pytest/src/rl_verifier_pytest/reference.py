@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,10 @@ def read_reference(reference: dict[str, Any]) -> TaskFormat:
             raise ReferenceError("reference.entry_point must name the function under test")
         if not isinstance(prompt, str):
             raise ReferenceError("reference.prompt must be a string")
+        for key, source in (("prompt", prompt), ("test", reference["test"])):
+            problem = compile_error(source)
+            if problem:
+                raise ReferenceError(f"reference.{key} does not compile: {problem}")
         return CheckTask(reference["test"], entry, prompt)
     if "cases" in reference:
         return read_cases(reference["cases"])
@@ -50,6 +55,17 @@ def read_reference(reference: dict[str, Any]) -> TaskFormat:
         "reference needs 'tests' (a pytest file), 'test' + 'entry_point' (HumanEval) "
         "or 'cases' (stdin/stdout pairs)"
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_error(source: str) -> str | None:
+    """Why ``source`` does not compile as a module (the test process would fail on it for
+    every sample), or None; cached, so a task is compiled once, not once per sample."""
+    try:
+        compile(parse_python(source), "<reference>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return str(exc)
+    return None
 
 
 def read_pytest(reference: dict[str, Any]) -> PytestTask:

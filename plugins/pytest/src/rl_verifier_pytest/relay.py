@@ -4,7 +4,9 @@ The host passes each ``REQ`` line of the test process to the solution process an
 hands back the answer, after checking that it is one well-formed plain-data message
 (re-encoded, so nothing but ``{"ok": value}`` or ``{"error": text}`` reaches the
 tests). The verdict is the test process's own ``END`` line; nothing the solution
-process writes can be read as one.
+process writes can be read as one. Every read and write on either channel is bounded by the
+run's deadline, so a solution that never reads its requests has failed at its own wall
+limit, like one that never answers.
 """
 
 from __future__ import annotations
@@ -30,8 +32,17 @@ class Exchange:
     note: str = ""
 
 
-def converse(tests: LiveProcess, solution: LiveProcess, wall_s: float) -> Exchange:
-    deadline = time.monotonic() + wall_s
+def converse(
+    tests: LiveProcess, solution: LiveProcess, wall_s: float, start_s: float | None = None
+) -> Exchange:
+    """Relay until the test process's verdict. With ``start_s``, the test process says
+    ``READY`` once it has started (pytest imported, tests collected): the solution's
+    ``wall_s`` counts from then, and the whole conversation stays within ``start_s``; a test
+    process that is not ready by then is a harness failure, not the solution's."""
+    begin = time.monotonic()
+    end = begin + (wall_s if start_s is None else start_s)
+    deadline = end
+    waiting_for_ready = start_s is not None
     from_tests = LineReader(tests.stdout_fd, MAX_LINE)
     from_solution = LineReader(solution.stdout_fd, MAX_LINE)
     calls = 0
@@ -40,6 +51,8 @@ def converse(tests: LiveProcess, solution: LiveProcess, wall_s: float) -> Exchan
         try:
             line = from_tests.readline(deadline)
         except Deadline:
+            if waiting_for_ready:
+                return Exchange(None, False, calls, "the test process did not start in time")
             return Exchange(None, True, calls, "deadline while the tests ran")
         except TooLong as exc:
             return Exchange(None, False, calls, f"test process: {exc}")
@@ -47,6 +60,10 @@ def converse(tests: LiveProcess, solution: LiveProcess, wall_s: float) -> Exchan
             return Exchange(None, False, calls, "test process ended without a verdict")
         if line.startswith(b"END "):
             return Exchange(read_verdict(line[4:]), False, calls)
+        if line == b"READY" and waiting_for_ready:
+            waiting_for_ready = False
+            deadline = min(time.monotonic() + wall_s, end)
+            continue
         if not line.startswith(b"REQ "):
             return Exchange(None, False, calls, "test process wrote an unknown message")
         calls += 1
@@ -61,14 +78,19 @@ def converse(tests: LiveProcess, solution: LiveProcess, wall_s: float) -> Exchan
             if "gone" in reply:
                 solution_gone = True
                 reply = {"error": reply["gone"]}
-        if not write_all(tests.stdin_fd, encode_reply(reply)):
-            return Exchange(None, False, calls, "test process stopped reading")
+        try:
+            if not write_all(tests.stdin_fd, encode_reply(reply), deadline):
+                return Exchange(None, False, calls, "test process stopped reading")
+        except Deadline:  # the tests were still busy with an earlier answer
+            return Exchange(None, True, calls, "deadline while the tests ran")
 
 
 def ask(
     solution: LiveProcess, reader: LineReader, request: bytes, deadline: float
 ) -> dict[str, Any]:
-    if not write_all(solution.stdin_fd, request + b"\n"):
+    """The solution's answer to ``request``; raises ``Deadline`` when the solution neither
+    takes the request nor answers in time (its failure: it ran out its own wall clock)."""
+    if not write_all(solution.stdin_fd, request + b"\n", deadline):
         return {"gone": "the solution process has ended"}
     try:
         line = reader.readline(deadline)

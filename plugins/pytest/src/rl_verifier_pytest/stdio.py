@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from rl_verifier_pytest.reference import StdioTask
 from rl_verifier_sandbox import Job, Limits, Policy, Result
 
 Runner = Callable[[Job], Result]
+MIN_RUN_S = 0.5  # a case is not started with less of the sample's budget left than this
 
 
 def normalise(text: str) -> str:
@@ -36,22 +38,32 @@ def run_cases(
     runner: Runner,
     stop_on_failure: bool,
     budget_s: float,
-) -> tuple[list[bool], bool]:
-    """Per case, whether the output matched; and whether any run hit its deadline.
+) -> tuple[list[bool], bool, str | None]:
+    """Per case, whether the output matched; whether any run hit its deadline; and the
+    first limit a run hit (``wall`` for the deadline), if any.
 
-    Cases that could not finish within ``budget_s`` (the sample's own deadline, less a
-    margin) are not run and count as failed, so a slow program scores 0 with status ok
-    instead of overrunning the verifier's deadline."""
+    All cases share ``budget_s`` (the sample's own deadline, less a margin): each run gets
+    what is left of it at most, and cases left when it is spent are not run and count as
+    failed (``limit`` wall), so a slow program scores 0 with status ok instead of
+    overrunning the verifier's deadline."""
     results: list[bool] = []
     timed_out = False
+    limit: str | None = None
     end = time.monotonic() + budget_s
     for stdin, expected in task.cases:
-        failed_before = stop_on_failure and results and not results[-1]
-        if failed_before or time.monotonic() + limits.wall_s > end:
+        left = end - time.monotonic()
+        if stop_on_failure and results and not results[-1]:
             results.append(False)
             continue
-        result = runner(case_job(code, stdin, limits))
+        if left < MIN_RUN_S:
+            results.append(False)
+            timed_out, limit = True, limit or "wall"
+            continue
+        wall = min(limits.wall_s, left)
+        run_limits = replace(limits, wall_s=wall, cpu_s=min(limits.cpu_s, wall))
+        result = runner(case_job(code, stdin, run_limits))
         timed_out |= result.timed_out
+        limit = limit or ("wall" if result.timed_out else result.limit_hit)
         passed = (
             not result.timed_out
             and result.exit_code == 0
@@ -59,4 +71,4 @@ def run_cases(
             and normalise(result.stdout.decode(errors="replace")) == normalise(expected)
         )
         results.append(passed)
-    return results, timed_out
+    return results, timed_out, limit

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import logging
 import os
 import threading
 from typing import Any
@@ -20,10 +21,18 @@ from rl_verifier_pytest import hardened
 from rl_verifier_pytest.config import PytestConfig
 from rl_verifier_pytest.duplex import CheckTask, run_duplex
 from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.pyfiles import run_pytest_file
 from rl_verifier_pytest.reference import PytestTask, ReferenceError, StdioTask, read_reference
 from rl_verifier_pytest.scoring import reward_of
 from rl_verifier_pytest.stdio import run_cases
 from rl_verifier_sandbox import Limits, Sandbox, SandboxUnavailable, backend_names, get_sandbox
+
+LOG = logging.getLogger(__name__)
+# What the opt-in single-process mode cannot stop (README, "What this mode cannot stop").
+SINGLE_PROCESS_CAVEAT = (
+    "the solution shares pytest's interpreter: code written against this harness (an import "
+    "hook rewriting asserts, the reporter found through gc, a forged result line) can pass"
+)
 
 
 class PytestVerifier(Verifier[PytestConfig]):
@@ -32,8 +41,9 @@ class PytestVerifier(Verifier[PytestConfig]):
     name = "pytest"
     description = (
         "Runs the completion's last Python block in a sandbox against hidden tests: a pytest "
-        "file, HumanEval check(candidate) (tests and solution in separate processes) or "
-        "stdin/stdout cases. Reward: all tests pass (or the share passed)."
+        "file or HumanEval check(candidate) (tests and solution in separate sandboxed "
+        "processes, plain data between them) or stdin/stdout cases. Reward: all tests pass "
+        "(or the share passed)."
     )
     reward_range = (0.0, 1.0)
     deterministic = True
@@ -45,6 +55,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         super().__init__(config)
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
+        self._bad_tasks: set[str] = set()
 
     @property
     def settings(self) -> PytestConfig:
@@ -52,7 +63,9 @@ class PytestVerifier(Verifier[PytestConfig]):
 
     @property
     def limits(self) -> Limits:
-        wall = self.settings.run_timeout_s
+        """One run's limits. Its wall clock never outlasts the sample's own deadline, so a
+        slow program is the program's failure (``ok`` 0, ``limit``), never a ``timeout``."""
+        wall = min(self.settings.run_timeout_s, self.sample_budget_s)
         return Limits(wall_s=wall, cpu_s=wall, memory_bytes=self.settings.memory_mb << 20)
 
     def sandbox(self) -> Sandbox:
@@ -78,7 +91,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         try:
             spec = read_reference(task.reference)
         except ReferenceError as exc:
-            return Verdict.failed(f"task {task.id!r}: {exc}")
+            return self._bad_task(task, exc)
         settings = self.settings
         code = extract_code(completion.text(), settings.code_block, settings.allow_unfenced)
         if code is None:
@@ -93,10 +106,33 @@ class PytestVerifier(Verifier[PytestConfig]):
         except SandboxUnavailable as exc:
             return Verdict.failed(f"sandbox unavailable: {exc}")
 
+    def _bad_task(self, task: Task, exc: ReferenceError) -> Verdict:
+        """``error`` for every sample of a task whose reference is unusable (never scored as a
+        wrong answer), and one warning per task, not one per sample."""
+        message = f"bad task {task.id!r}: {exc}"
+        with self._lock:
+            first = task.id not in self._bad_tasks
+            self._bad_tasks.add(task.id)
+        if first:
+            LOG.warning("%s (every sample of it is scored as an error)", message)
+        return Verdict.failed(message, bad_task=True)
+
     def _verdict(
-        self, mode: str, results: list[bool], expected: int, timed_out: bool, **info: Any
+        self,
+        mode: str,
+        results: list[bool],
+        expected: int,
+        timed_out: bool,
+        limit: str | None = None,
+        **info: Any,
     ) -> Verdict:
+        """``ok`` with the reward; ``limit`` names the limit the solution ran into (``wall``,
+        ``cpu``, ``memory``, ...), which is its failure, never a ``timeout``."""
         reward = reward_of(results, expected, self.settings.reward)
+        if limit is None and timed_out:
+            limit = "wall"
+        if limit:
+            info["limit"] = limit
         return Verdict.ok(
             reward,
             mode=mode,
@@ -106,11 +142,26 @@ class PytestVerifier(Verifier[PytestConfig]):
             **info,
         )
 
-    def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
+    @property
+    def channel_budget_s(self) -> float:
+        """How long a HumanEval conversation may last: the run's wall limit, within the
+        sample's own deadline."""
+        return min(self.settings.run_timeout_s, self.sample_budget_s)
+
+    @property
+    def sample_budget_s(self) -> float:
+        """The sample's own deadline less the time to start and end the processes."""
+        return max(self.timeout_s - 5.0, self.timeout_s / 2)
+
+    @staticmethod
+    def _need_live_processes(sandbox: Sandbox) -> None:
         live = backend_names(processes=True)
         if sandbox.name not in live:
             need = f"the two-process mode needs {' or '.join(live)}"
             raise SandboxUnavailable(f"{need}, not {sandbox.name}")
+
+    def _check(self, spec: CheckTask, code: str, sandbox: Sandbox) -> Verdict:
+        self._need_live_processes(sandbox)
         if spec.prompt and not defines(code, spec.entry_point):
             code = spec.prompt + code
         exchange, stderr = run_duplex(
@@ -120,6 +171,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             split=self.settings.reward == "fraction",
             stop_on_failure=self.settings.reward == "all_or_nothing",
             spawner=sandbox.open_process,
+            budget_s=self.channel_budget_s,
         )
         if exchange.results is None:
             if exchange.timed_out:
@@ -130,6 +182,26 @@ class PytestVerifier(Verifier[PytestConfig]):
         )
 
     def _pytest(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
+        if self.settings.pytest_mode == "single-process":
+            return self._single_process(spec, code, sandbox)
+        self._need_live_processes(sandbox)
+        exchange, stderr = run_pytest_file(
+            spec,
+            code,
+            self.limits,
+            budget_s=self.limits.wall_s,
+            start_s=self.sample_budget_s,
+            spawner=sandbox.open_process,
+        )
+        if exchange.results is None:
+            if exchange.timed_out:
+                return self._verdict("two-process", [], spec.expected, True, calls=exchange.calls)
+            return Verdict.failed(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
+        return self._verdict(
+            "two-process", exchange.results, spec.expected, exchange.timed_out, calls=exchange.calls
+        )
+
+    def _single_process(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
         run = hardened.new_run()
         job = hardened.build_job(spec, code, run, self.limits, self.settings.guard_returns)
         result = sandbox.run(job)
@@ -137,7 +209,15 @@ class PytestVerifier(Verifier[PytestConfig]):
         notes = judgement.notes
         if judgement.results is None:
             if judgement.ready or result.timed_out:
-                return self._verdict("hardened", [], spec.expected, result.timed_out, notes=notes)
+                return self._verdict(
+                    "hardened",
+                    [],
+                    spec.expected,
+                    result.timed_out,
+                    result.limit_hit,
+                    notes=notes,
+                    cannot_stop=SINGLE_PROCESS_CAVEAT,
+                )
             stderr = result.stderr.decode(errors="replace")[-500:]
             return Verdict.failed("pytest harness did not start", stderr=stderr)
         return self._verdict(
@@ -145,22 +225,24 @@ class PytestVerifier(Verifier[PytestConfig]):
             judgement.results,
             spec.expected,
             result.timed_out,
+            result.limit_hit,
             tampered=judgement.tampered,
             notes=notes,
+            cannot_stop=SINGLE_PROCESS_CAVEAT,
         )
 
     def _stdio(self, spec: StdioTask, code: str, sandbox: Sandbox) -> Verdict:
         stop = self.settings.reward == "all_or_nothing"
-        budget = max(self.timeout_s - 5.0, self.settings.run_timeout_s)
-        results, timed_out = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
-        return self._verdict("stdio", results, len(spec.cases), timed_out)
+        budget = self.sample_budget_s
+        results, timed_out, limit = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
+        return self._verdict("stdio", results, len(spec.cases), timed_out, limit)
 
 
 def defines(code: str, name: str) -> bool:
     """Whether ``code`` defines ``name`` at top level (a def, class or assignment)."""
     try:
         tree = parse_python(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the sandbox says why
         return False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

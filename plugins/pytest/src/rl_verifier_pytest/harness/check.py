@@ -14,42 +14,16 @@ import os
 import sys
 from collections.abc import Callable
 from types import CodeType
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rl_verifier_pytest.harness import wire
+    from rl_verifier_pytest.harness import remote, wire
 else:  # inside the sandbox, next to this script
     sys.path.insert(0, "/harness")
+    import remote
     import wire
 
 Step = tuple[CodeType, bool]
-
-
-class CandidateError(Exception):
-    """The call failed in the solution process, or its result was not plain data."""
-
-
-def make_candidate(entry: str, out: IO[bytes], inp: IO[bytes]) -> Callable[..., Any]:
-    def candidate(*args: Any, **kwargs: Any) -> Any:
-        try:
-            request = {
-                "call": entry,
-                "args": [wire.encode(a) for a in args],
-                "kwargs": [[str(k), wire.encode(v)] for k, v in kwargs.items()],
-            }
-        except wire.WireError as exc:
-            raise CandidateError(f"arguments are not plain data: {exc}") from None
-        out.write(b"REQ " + wire.dumps(request))
-        line = inp.readline()
-        if not line:
-            raise CandidateError("no answer from the solution")
-        reply = wire.loads(line)
-        if "ok" in reply:
-            return wire.decode(reply["ok"])
-        raise CandidateError(str(reply.get("error", "call failed")))
-
-    candidate.__name__ = entry
-    return candidate
 
 
 def units(test_source: str) -> list[Step] | None:
@@ -109,7 +83,7 @@ def main() -> None:
     os.dup2(2, 1)
     with open(sys.argv[1], encoding="utf-8") as handle:
         spec = json.load(handle)
-    results = run(spec, make_candidate(spec["entry_point"], out, inp))
+    results = run(spec, remote.function(spec["entry_point"], out, inp))
     out.write(b"END " + wire.dumps({"results": results}))
 
 

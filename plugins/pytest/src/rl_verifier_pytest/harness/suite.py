@@ -1,0 +1,98 @@
+"""Test side of the two-process mode for pytest files (runs sandboxed; stdlib + pytest).
+
+The tests run here against a proxy ``solution`` module: every public name the tests import
+or read from it is a function whose calls go over the plain-data channel (``remote``) to the
+solution's own process. No solution code runs in this interpreter, so pytest's reports can
+be taken as they are: they leave once, as ``END <json>``, on this process's own stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rl_verifier_pytest.harness import remote, wire
+else:  # inside the sandbox, next to this script
+    sys.path.insert(0, "/harness")
+    import remote
+    import wire
+
+
+class Proxy(types.ModuleType):
+    """``solution``: each public attribute is a remote function of that name."""
+
+    def __init__(self, out: IO[bytes], inp: IO[bytes]) -> None:
+        super().__init__("solution")
+        self._channel = (out, inp)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        function = remote.function(name, *self._channel)
+        setattr(self, name, function)
+        return function
+
+
+class Reporter:
+    """Outcome per test: its call's report, or the first failed setup/teardown. Says
+    ``READY`` once the tests are collected: the solution's time starts then."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.reports: dict[str, str] = {}
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.out.write(b"READY\n")
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if getattr(report, "wasxfail", None) is not None:
+            outcome = "xfailed"
+        elif report.when == "call" or not report.passed:
+            outcome = report.outcome
+        else:
+            return
+        if self.reports.get(report.nodeid) in (None, "passed"):
+            self.reports[report.nodeid] = outcome
+
+
+def test_key(nodeid: str) -> str:
+    """``test_hidden.py::TestA::test_y[2]`` -> ``TestA::test_y`` (as the host names tests)."""
+    return "::".join(nodeid.split("::")[1:]).split("[", 1)[0]
+
+
+def results(spec: dict[str, Any], reports: dict[str, str]) -> list[bool]:
+    """One bool per reported test; a test function of the file that was never reported
+    fails everything (it cannot be scored), and missing tests up to ``expected`` fail."""
+    passed = [outcome == "passed" for outcome in reports.values()]
+    if set(spec["names"]) - {test_key(k) for k in reports}:
+        passed = [False] * len(passed)
+    return passed + [False] * max(0, spec["expected"] - len(passed))
+
+
+def main() -> None:
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    inp = os.fdopen(os.dup(0), "rb")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    spec = json.loads(sys.argv[1])
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    sys.dont_write_bytecode = True
+    sys.modules["solution"] = Proxy(out, inp)
+    import pytest
+
+    reporter = Reporter(out)
+    args = [
+        *("-c", spec["ini"], "--rootdir", spec["rootdir"], "-p", "no:cacheprovider"),
+        *("--noconftest", "-q", "--import-mode=importlib", "-o", "addopts="),
+        spec["file"],
+    ]
+    pytest.main(args, plugins=[reporter])
+    out.write(b"END " + wire.dumps({"results": results(spec, reporter.reports)}))
+    os._exit(0)
+
+
+main()
