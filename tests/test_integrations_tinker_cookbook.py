@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import tinker
+from rlv_contexts import in_running_loop, on_thread
 from rlv_test_verifiers import Behaviour
 from tinker_cookbook import renderers
 from tinker_cookbook.completers import TokensWithLogprobs
@@ -110,6 +111,30 @@ def test_timeouts_are_masked_and_neutral_in_the_cookbooks_own_data_processing(
     assert masks[0].sum() > 0 and masks[2].sum() > 0
     assert masks[1].sum() == 0 and masks[3].sum() == 0  # nothing of theirs trains
     assert weights[1].abs().sum() == 0 and weights[3].abs().sum() == 0
+
+
+def test_env_steps_off_the_main_thread_and_inside_a_running_loop(
+    register_verifier: Register, tokenizer: Any
+) -> None:
+    """The cookbook awaits ``Env.step`` on its loop: a hang is killed at its 1 s
+    deadline without blocking that loop, and the same holds on a worker thread's loop."""
+    register_verifier(Behaviour)
+    renderer = renderers.get_renderer(RENDERER, tokenizer)
+    task = Task(id="t", prompt="Do as told.")
+
+    async def steps(scorer: Scorer) -> list[str]:
+        envs = [VerifierEnv(task, scorer, renderer) for _ in range(2)]
+        actions = [
+            tokenizer.encode(text + "<|im_end|>", add_special_tokens=False)
+            for text in ("ok 0.5", "spin")
+        ]
+        results = await asyncio.gather(*(e.step(a) for e, a in zip(envs, actions, strict=True)))
+        return [r.logs["rlv_status"] for r in results]
+
+    with Scorer("behaviour", {"timeout_s": 1.0}, workers=2) as scorer:
+        assert on_thread(lambda: asyncio.run(steps(scorer))) == ["ok", "timeout"]
+        statuses, ticks = in_running_loop(lambda: steps(scorer))
+    assert statuses == ["ok", "timeout"] and ticks >= 5
 
 
 @pytest.fixture

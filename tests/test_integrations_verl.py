@@ -18,6 +18,7 @@ import pytest
 import torch
 import verl
 from omegaconf import DictConfig, OmegaConf
+from rlv_contexts import in_running_loop, on_thread
 from rlv_test_verifiers import Behaviour
 from verl import DataProto
 from verl.trainer.ppo.reward import load_reward_manager
@@ -25,7 +26,7 @@ from verl.workers.reward_manager import BatchRewardManager
 
 from rl_verifier import UserError, Verifier
 from rl_verifier.integrations import verl as rlv_verl
-from rl_verifier.integrations.verl import compute_score, compute_score_batch
+from rl_verifier.integrations.verl import compute_score, compute_score_async, compute_score_batch
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 ROUTES = {"forecasts": "calibration", "trivia": "exact_match", "slow": "behaviour"}
@@ -112,6 +113,25 @@ def test_compute_score_routes_by_data_source_with_the_same_keys_everywhere() -> 
     assert direct["score"] == named["score"] == 1.0
     with pytest.raises(UserError, match="names no verifier"):
         compute_score("openai/gsm8k", "4", "4")
+
+
+def test_off_the_main_thread_and_inside_a_running_loop() -> None:
+    """verl runs ``compute_score`` on an executor thread and awaits ``compute_score_async``
+    on its reward loop: a hang is killed at its 1 s deadline there, and the loop runs on."""
+    slow = [s for s in SAMPLES if s[0] == "slow"]
+    kwargs: dict[str, Any] = {"routes": ROUTES, "settings": SETTINGS, "workers": 2}
+
+    def each() -> list[str]:
+        return [compute_score(*sample, **kwargs)["rlv_status"] for sample in slow]
+
+    async def together() -> list[str]:
+        results = await asyncio.gather(*(compute_score_async(*s, **kwargs) for s in slow))
+        return [r["rlv_status"] for r in results]
+
+    assert on_thread(each) == ["timeout", "ok"]
+    assert on_thread(lambda: asyncio.run(together())) == ["timeout", "ok"]
+    statuses, ticks = in_running_loop(together)
+    assert statuses == ["timeout", "ok"] and ticks >= 5
 
 
 def test_named_components_become_numeric_columns() -> None:
