@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -14,21 +15,13 @@ TICK_S = 0.02
 
 def on_thread(func: Callable[[], T]) -> T:
     """``func()`` on a new (non-main) thread; its result, or its exception re-raised."""
-    box: dict[str, Any] = {}
 
-    def run() -> None:
+    def run() -> T:
         assert threading.current_thread() is not threading.main_thread()
-        try:
-            box["result"] = func()
-        except BaseException as exc:  # handed back to the caller
-            box["error"] = exc
+        return func()
 
-    thread = threading.Thread(target=run, name="trainer-worker")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]  # type: ignore[no-any-return]
+    with ThreadPoolExecutor(1, thread_name_prefix="trainer-worker") as pool:
+        return pool.submit(run).result()
 
 
 def in_running_loop(make: Callable[[], Coroutine[Any, Any, T]]) -> tuple[T, int]:
