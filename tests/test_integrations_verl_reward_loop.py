@@ -12,7 +12,6 @@ and a GPU.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig, open_dict
 from rlv_loopback import loopback_only_prefix
+from rlv_plugin_site import env_with_behaviour
 from rlv_test_verifiers import Behaviour
 from rlv_verl import Sample, batch, final_rewards, ppo_config, verl_config
 from verl import DataProto
@@ -114,26 +114,8 @@ def test_unknown_reward_kwargs_are_named(model_path: str) -> None:
 def test_reward_loop_manager_with_two_ray_workers(tmp_path: Path) -> None:
     """verl's ``RewardLoopManager`` (``reward.num_workers=2`` Ray actors); the actors
     find the test verifier ``behaviour`` as an installed plugin."""
-    site = tmp_path / "site"
-    (site / "rlv_behaviour_plugin-0.dist-info").mkdir(parents=True)
-    (site / "rlv_behaviour_plugin-0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: rlv-behaviour-plugin\nVersion: 0\n"
-    )
-    (site / "rlv_behaviour_plugin-0.dist-info" / "entry_points.txt").write_text(
-        "[rl_verifier]\nbehaviour = rlv_behaviour_plugin\n"
-    )
-    (site / "rlv_behaviour_plugin.py").write_text(
-        "from rl_verifier import hookimpl\nfrom rlv_test_verifiers import Behaviour\n\n\n"
-        "@hookimpl\ndef register_verifiers(register):\n    register(Behaviour)\n"
-    )
-    support = ROOT / "core" / "tests" / "support"
-    paths = [str(site), str(support), os.environ.get("PYTHONPATH", "")]
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(p for p in paths if p),
-        RAY_USAGE_STATS_ENABLED="0",
-        HF_HUB_OFFLINE="1",
-    )
+    env = env_with_behaviour(tmp_path / "site")
+    env.update(RAY_USAGE_STATS_ENABLED="0", HF_HUB_OFFLINE="1")
     cases = Path(__file__).with_name("verl_ray_cases.py")
     command = [
         *loopback_only_prefix(),
