@@ -27,7 +27,7 @@ from pydantic import Field
 
 from rl_verifier.contracts import Score, Status, Task
 from rl_verifier.errors import UserError
-from rl_verifier.integrations.common import metric_name
+from rl_verifier.integrations.common import VerifierUnfinished, metric_name, unfinished
 from rl_verifier.resolve import load_task_source
 from rl_verifier.scorer import Scorer
 
@@ -44,10 +44,6 @@ __all__ = [
 Executor = Literal["process", "inline", "ray"]
 _scorers: dict[str, Scorer] = {}
 _scorers_lock = threading.Lock()
-
-
-class VerifierUnfinished(RuntimeError):
-    """The check did not finish (``timeout``/``error``): no reward, an error on the trace."""
 
 
 def shared_scorer(
@@ -89,7 +85,7 @@ def record(trace: Any, score: Score) -> float:
     trace.record_metric("rlv/judged", 0.0)
     if score.status is Status.TIMEOUT:
         trace.record_timeout("scoring")
-    raise VerifierUnfinished(f"rl-verifier {score.status.value}: {score.error or ''}")
+    raise unfinished(score)
 
 
 class RewardFunction:
