@@ -23,16 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import verifiers.v1 as vf
+from rlv_contexts import in_running_loop, on_thread
+from rlv_plugin_site import env_with_behaviour
+from rlv_test_verifiers import Behaviour
+from verifiers.v1.utils.loaders import load_taskset, taskset_config_type
 
-vf = pytest.importorskip("verifiers.v1", reason="needs verifiers>=0.4 (verifiers.v1)")
-
-from rlv_contexts import in_running_loop, on_thread  # noqa: E402
-from rlv_plugin_site import env_with_behaviour  # noqa: E402
-from rlv_test_verifiers import Behaviour  # noqa: E402
-from verifiers.v1.utils.loaders import load_taskset, taskset_config_type  # noqa: E402
-
-from rl_verifier import UserError, Verifier  # noqa: E402
-from rl_verifier.integrations.prime_verifiers import (  # noqa: E402
+from rl_verifier import UserError, Verifier
+from rl_verifier.integrations.prime_verifiers import (
     VerifierTask,
     VerifierTaskData,
     VerifierTaskset,
