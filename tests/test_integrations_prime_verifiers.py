@@ -79,7 +79,8 @@ def test_a_reward_spec_as_a_reward_method_of_any_v1_task() -> None:
     class Data(vf.TaskData):  # type: ignore[misc]
         answer: str
 
-    task = Capital(Data(id="c", prompt="Capital of France?", answer="Paris"))
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital?"}]
+    task = Capital(Data(id="c", prompt=chat, answer="Paris"))
     assert [fn.__name__ for fn in task.hooks("reward")] == ["correct"]
     good, bad = trace_of(task.data, "<answer>Paris</answer>"), trace_of(task.data, "Lyon")
     asyncio.run(task.score(good))

@@ -4,8 +4,8 @@
   ``(task, trace) -> float`` (``task`` being the task's data, as v1 passes it): a
   ``@vf.reward`` method when set as an attribute of a ``vf.Task`` class.
 - ``VerifierTaskset`` is a v1 ``Taskset`` of ``VerifierTask`` built from any of our task
-  sources (``taskset:NAME`` or a JSONL path); this module is its taskset id
-  (``vf-eval rl_verifier.integrations.prime_verifiers --env.taskset.source ...``).
+  sources (``taskset:NAME`` or a JSONL path), under the taskset id ``rl-verifier-tasks``
+  (``vf-eval rl-verifier-tasks --env.taskset.source ...``; see ``rl_verifier_tasks``).
 
 The completion scored is the agent's final reply (``trace.last_reply``). An ``ok`` or
 ``invalid`` score is the reward; its components become metrics (``rlv/<name>``) with
@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import verifiers.v1 as vf  # type: ignore[import-untyped]  # ships no type information
 from pydantic import Field
+from verifiers.v1.types import content_text  # type: ignore[import-untyped]
 
 from rl_verifier.contracts import Score, Status, Task
 from rl_verifier.errors import UserError
@@ -64,8 +65,10 @@ def task_of(data: Any) -> Task:
     if not isinstance(reference, Mapping):
         answer = getattr(data, "answer", None)
         reference = {} if answer in (None, "") else {"answer": answer}
-    prompt = data.prompt if isinstance(data.prompt, str) else data.prompt_text
-    ident = data.id if data.id is not None else (data.idx if data.idx is not None else prompt)
+    prompt: Any = data.prompt or ""
+    if not isinstance(prompt, str):
+        prompt = [{"role": m.role, "content": content_text(m.content)} for m in prompt]
+    ident = data.id if data.id is not None else (data.idx if data.idx is not None else "task")
     return Task.model_validate(
         {
             "id": str(ident),
