@@ -1,7 +1,8 @@
 """verl's ``RewardLoopManager`` with two Ray reward-loop workers scoring with our reward
-manager and our async reward function. Run by test_integrations_verl_reward_loop.py in a
-loopback-only network namespace, with the ``behaviour`` test verifier installed as a
-plugin (so the Ray actors find it too)."""
+manager; verl's naive manager around our functions runs in its ``RewardLoopWorker`` in
+test_integrations_verl_reward_loop.py (each manager here costs two actor start-ups).
+Run by that file in a loopback-only network namespace, with the ``behaviour`` test
+verifier installed as a plugin (so the Ray actors find it too)."""
 
 from __future__ import annotations
 
@@ -38,28 +39,22 @@ def ray_instance() -> Iterator[None]:
             shutdown_ray()
 
 
-def config(setup: str) -> DictConfig:
+def config() -> DictConfig:
+    """verl's config with our reward manager and two reward-loop workers."""
     config = ppo_config()
     config.actor_rollout_ref.model.path = str(ensure_tiny_model())
     config.reward.num_workers = 2
-    if setup == "manager":
-        manager = config.reward.reward_manager
-        manager.source = "importlib"
-        manager.name = "VerifierRewardManager"
-        manager.module.path = "pkg://rl_verifier.integrations.verl_reward_loop"
-        with open_dict(config.reward):
-            config.reward.reward_kwargs = KWARGS
-    else:
-        function = config.reward.custom_reward_function
-        function.path = "pkg://rl_verifier.integrations.verl"
-        function.name = "compute_score_async"
-        function.reward_kwargs = KWARGS
+    manager = config.reward.reward_manager
+    manager.source = "importlib"
+    manager.name = "VerifierRewardManager"
+    manager.module.path = "pkg://rl_verifier.integrations.verl_reward_loop"
+    with open_dict(config.reward):
+        config.reward.reward_kwargs = KWARGS
     return config
 
 
-@pytest.mark.parametrize("setup", ["manager", "compute_score_async"])
-def test_two_reward_loop_workers(setup: str) -> None:
-    manager = RewardLoopManager(config(setup))
+def test_two_reward_loop_workers() -> None:
+    manager = RewardLoopManager(config())
     try:
         assert len(manager.reward_loop_workers) == 2
         tokenizer: Any = AutoTokenizer.from_pretrained(ensure_tiny_model(), local_files_only=True)
