@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 import tinker
-from rlv_test_verifiers import Behaviour
+from rlv_contexts import in_running_loop, on_thread
+from rlv_test_verifiers import Behaviour, OpenFails
 from tinker_cookbook import renderers
 from tinker_cookbook.completers import TokensWithLogprobs
+from tinker_cookbook.eval.benchmarks import BenchmarkConfig, load_trajectories, run_benchmark
 from tinker_cookbook.rl import train
 from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
 from tinker_cookbook.rl.types import Trajectory, TrajectoryGroup, Transition
@@ -33,6 +35,7 @@ from rl_verifier.integrations.tinker_cookbook import (
     VerifierEnv,
     VerifierGroupBuilder,
 )
+from rl_verifier.integrations.tinker_cookbook_eval import VerifierBenchmark
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 MODEL = "rlv/tiny-chat"
@@ -112,6 +115,30 @@ def test_timeouts_are_masked_and_neutral_in_the_cookbooks_own_data_processing(
     assert weights[1].abs().sum() == 0 and weights[3].abs().sum() == 0
 
 
+def test_env_steps_off_the_main_thread_and_inside_a_running_loop(
+    register_verifier: Register, tokenizer: Any
+) -> None:
+    """The cookbook awaits ``Env.step`` on its loop: a hang is killed at its 1 s
+    deadline without blocking that loop, and the same holds on a worker thread's loop."""
+    register_verifier(Behaviour)
+    renderer = renderers.get_renderer(RENDERER, tokenizer)
+    task = Task(id="t", prompt="Do as told.")
+
+    async def steps(scorer: Scorer) -> list[str]:
+        envs = [VerifierEnv(task, scorer, renderer) for _ in range(2)]
+        actions = [
+            tokenizer.encode(text + "<|im_end|>", add_special_tokens=False)
+            for text in ("ok 0.5", "spin")
+        ]
+        results = await asyncio.gather(*(e.step(a) for e, a in zip(envs, actions, strict=True)))
+        return [r.logs["rlv_status"] for r in results]
+
+    with Scorer("behaviour", {"timeout_s": 1.0}, workers=2) as scorer:
+        assert on_thread(lambda: asyncio.run(steps(scorer))) == ["ok", "timeout"]
+        statuses, ticks = in_running_loop(lambda: steps(scorer))
+    assert statuses == ["ok", "timeout"] and ticks >= 5
+
+
 @pytest.fixture
 def rlv_serve(tmp_path: Path) -> Iterator[str]:
     """A local ``rlv serve`` with the built-in model on a free port."""
@@ -186,3 +213,38 @@ def test_cookbook_rl_train_runs_against_rlv_serve(
         shares = {k.rsplit("/", 1)[1]: v for k, v in row.items() if "/rlv/status/" in k}
         assert sum(shares.values()) == pytest.approx(1.0)
         assert shares["timeout"] == shares["error"] == 0.0
+
+
+@pytest.mark.slow
+def test_cookbook_eval_runs_our_tasks_as_a_benchmark_against_rlv_serve(
+    rlv_serve: str,
+    tokenizer: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    register_verifier: Register,
+) -> None:
+    """The cookbook's own ``run_benchmark`` over two tasks: one judged, one whose check
+    errors, which the cookbook records as an errored example, not a wrong answer."""
+    register_verifier(OpenFails)
+    monkeypatch.setenv("TINKER_API_KEY", "tml-local")
+    tasks = tmp_path / "tasks.jsonl"
+    rows = [
+        {"id": "rain", "prompt": "Will it rain? Give a probability.", "verifier": "calibration",
+         "reference": {"outcome": 1}},
+        {"id": "broken", "prompt": "Anything.", "verifier": "open_fails"},
+    ]  # fmt: skip
+    tasks.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    benchmark = VerifierBenchmark("rlv_two", str(tasks), None, {"calibration": {"rule": "brier"}})
+    service = tinker.ServiceClient(base_url=rlv_serve)
+    sampler = service.create_sampling_client(base_model=MODEL)
+    renderer = renderers.get_renderer(RENDERER, tokenizer)
+    config = BenchmarkConfig(max_tokens=12, temperature=1.0, save_dir=str(tmp_path / "evals"))
+    try:
+        result = asyncio.run(run_benchmark(benchmark, sampler, renderer, config))
+    finally:
+        benchmark.close()
+    assert result.num_examples == 2 and result.num_errors == 1
+    assert result.metrics["rlv/status/ok"] + result.metrics["rlv/status/invalid"] == 1.0
+    stored = {t.example_id: t for t in load_trajectories(str(tmp_path / "evals"), "rlv_two")}
+    assert stored["broken"].error is not None and "rl-verifier error" in stored["broken"].error
+    assert stored["rain"].error is None and stored["rain"].turns

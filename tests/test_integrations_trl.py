@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rlv_contexts import in_running_loop, on_thread
 from rlv_test_verifiers import Behaviour
 from trl.trainer.utils import get_callable_name, is_async_callable
 
@@ -73,6 +74,25 @@ def test_timeout_and_error_are_none_so_trl_skips_them(register_verifier: Registe
     func = reward_func("behaviour", timeout_s=1.0, workers=2)
     rewards = call(func, prompts=["p"] * 4, completions=["ok 0.5", "spin", "raise", "invalid"])
     assert rewards == [0.5, None, None, 0.0]
+
+
+COMMANDS = ["ok 0.5", "spin", "ok 1.0"]
+
+
+def test_off_the_main_thread_and_inside_a_running_loop(register_verifier: Register) -> None:
+    """As TRL 1.16 runs it (its async reward functions are awaited on a loop of its own
+    thread): the hang is killed at its 1 s deadline and the loop keeps running."""
+    register_verifier(Behaviour)
+    func = reward_func("behaviour", timeout_s=1.0, workers=2)
+    sync = reward_func("behaviour", asynchronous=False, scorer=func.scorer)
+    try:
+        kwargs: dict[str, Any] = {"prompts": ["p"] * 3, "completions": COMMANDS}
+        assert on_thread(lambda: call(func, **kwargs)) == [0.5, None, 1.0]
+        assert on_thread(lambda: sync(**kwargs)) == [0.5, None, 1.0]
+        rewards, ticks = in_running_loop(lambda: func(**kwargs))
+        assert rewards == [0.5, None, 1.0] and ticks >= 5
+    finally:
+        func.scorer.close()
 
 
 def test_task_fields_from_columns() -> None:

@@ -9,23 +9,19 @@ its reward managers need only torch (CPU), tensordict, omegaconf and ray.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
 import pytest
-import torch
-import verl
-from omegaconf import DictConfig, OmegaConf
+from rlv_contexts import in_running_loop, on_thread
 from rlv_test_verifiers import Behaviour
-from verl import DataProto
+from rlv_verl import batch, final_rewards, verl_config
 from verl.trainer.ppo.reward import load_reward_manager
 from verl.workers.reward_manager import BatchRewardManager
 
 from rl_verifier import UserError, Verifier
 from rl_verifier.integrations import verl as rlv_verl
-from rl_verifier.integrations.verl import compute_score, compute_score_batch
+from rl_verifier.integrations.verl import compute_score, compute_score_async, compute_score_batch
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 ROUTES = {"forecasts": "calibration", "trivia": "exact_match", "slow": "behaviour"}
@@ -58,44 +54,6 @@ def tokenizer() -> Any:
     return AutoTokenizer.from_pretrained(ensure_tiny_model(), local_files_only=True)
 
 
-def verl_config(name: str, reward_kwargs: dict[str, Any]) -> DictConfig:
-    """verl's own generated PPO trainer config, pointed at our reward function."""
-    path = Path(verl.__file__).parent / "trainer" / "config" / "_generated_ppo_trainer.yaml"
-    config = OmegaConf.load(path)
-    assert isinstance(config, DictConfig)
-    config.reward.custom_reward_function.path = "pkg://rl_verifier.integrations.verl"
-    config.reward.custom_reward_function.name = name
-    config.reward.custom_reward_function.reward_kwargs = reward_kwargs
-    return config
-
-
-def batch(tokenizer: Any, samples: Sequence[tuple[str, str, Any, dict[str, Any]]]) -> DataProto:
-    """A rollout batch as verl builds it: left-padded prompts, right-padded responses."""
-    prompts = [tokenizer.encode("question", add_special_tokens=False) for _ in samples]
-    responses = [tokenizer.encode(s[1], add_special_tokens=False) for s in samples]
-    width_p, width_r = max(map(len, prompts)), max(map(len, responses))
-    prompt_ids = torch.zeros(len(samples), width_p, dtype=torch.long)
-    response_ids = torch.zeros(len(samples), width_r, dtype=torch.long)
-    mask = torch.zeros(len(samples), width_p + width_r, dtype=torch.long)
-    for i, (p, r) in enumerate(zip(prompts, responses, strict=True)):
-        prompt_ids[i, width_p - len(p) :] = torch.tensor(p)
-        response_ids[i, : len(r)] = torch.tensor(r)
-        mask[i, width_p - len(p) : width_p + len(r)] = 1
-    return DataProto.from_dict(
-        tensors={
-            "prompts": prompt_ids,
-            "responses": response_ids,
-            "input_ids": torch.cat([prompt_ids, response_ids], dim=1),
-            "attention_mask": mask,
-        },
-        non_tensors={
-            "data_source": np.array([s[0] for s in samples], dtype=object),
-            "reward_model": np.array([{"ground_truth": s[2]} for s in samples], dtype=object),
-            "extra_info": np.array([dict(s[3]) for s in samples], dtype=object),
-        },
-    )
-
-
 def test_compute_score_routes_by_data_source_with_the_same_keys_everywhere() -> None:
     results = [
         compute_score(source, text, truth, info, routes=ROUTES, settings=SETTINGS, workers=2)
@@ -112,6 +70,25 @@ def test_compute_score_routes_by_data_source_with_the_same_keys_everywhere() -> 
     assert direct["score"] == named["score"] == 1.0
     with pytest.raises(UserError, match="names no verifier"):
         compute_score("openai/gsm8k", "4", "4")
+
+
+def test_off_the_main_thread_and_inside_a_running_loop() -> None:
+    """verl runs ``compute_score`` on an executor thread and awaits ``compute_score_async``
+    on its reward loop: a hang is killed at its 1 s deadline there, and the loop runs on."""
+    slow = [s for s in SAMPLES if s[0] == "slow"]
+    kwargs: dict[str, Any] = {"routes": ROUTES, "settings": SETTINGS, "workers": 2}
+
+    def each() -> list[str]:
+        return [compute_score(*sample, **kwargs)["rlv_status"] for sample in slow]
+
+    async def together() -> list[str]:
+        results = await asyncio.gather(*(compute_score_async(*s, **kwargs) for s in slow))
+        return [r["rlv_status"] for r in results]
+
+    assert on_thread(each) == ["timeout", "ok"]
+    assert on_thread(lambda: asyncio.run(together())) == ["timeout", "ok"]
+    statuses, ticks = in_running_loop(together)
+    assert statuses == ["timeout", "ok"] and ticks >= 5
 
 
 def test_named_components_become_numeric_columns() -> None:
@@ -168,8 +145,7 @@ def test_batch_reward_manager_fills_failed_checks_with_their_group_mean(tokenize
     )
     data = batch(tokenizer, SAMPLES)
     out = manager(data, return_dict=True)
-    lengths = data.batch["attention_mask"][:, data.batch["prompts"].shape[1] :].sum(dim=1)
-    rewards = [float(out["reward_tensor"][i, lengths[i] - 1]) for i in range(len(data))]
+    rewards = final_rewards(data, out["reward_tensor"])
     # the timed-out response gets the mean of its prompt's judged responses (0.75)
     assert rewards == pytest.approx([0.99, 1.0, 0.0, 0.75, 0.75])
     assert out["reward_tensor"].sum().item() == pytest.approx(sum(rewards))

@@ -5,26 +5,17 @@ machine's routable one when other interfaces exist)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from rlv_loopback import loopback_only_prefix
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'rl-verifier[ray]')")
 
 CASES = Path(__file__).with_name("ray_cases.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def loopback_only_prefix() -> list[str]:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a loopback-only namespace")
-    probe = subprocess.run(["unshare", "--net", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip(f"cannot create a network namespace here: {probe.stderr.decode().strip()}")
-    return ["unshare", "--net", "--fork", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
 
 
 def test_ray_executor_cases_in_a_loopback_only_namespace() -> None:

@@ -11,6 +11,16 @@ from typing import Any
 from rl_verifier.contracts import Score, Status
 
 
+class VerifierUnfinished(RuntimeError):
+    """A check that did not finish (``timeout``/``error``), raised where the trainer
+    records an exception as a failed sample rather than a wrong answer."""
+
+
+def unfinished(score: Score) -> VerifierUnfinished:
+    """The exception for a ``timeout``/``error`` score, naming both."""
+    return VerifierUnfinished(f"rl-verifier {score.status.value}: {score.error or ''}")
+
+
 def prompt_id(prompt: Any) -> str:
     """A stable task id for a prompt, so the samples of one prompt share it."""
     text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)

@@ -1,166 +1,191 @@
-"""PrimeIntellect ``verifiers``: a reward spec as a ``vf.Rubric``.
+"""PrimeIntellect ``verifiers`` 0.4 (``verifiers.v1``): reward specs and task sets.
 
-``rubric("0.8*pytest + 0.2*format")`` returns a Rubric whose reward function takes
-verifiers' named arguments (``prompt``, ``completion``, ``answer``, ``info``,
-``state``) and scores the rollout with a ``Scorer``. The task's reference is ``answer``
-(a mapping as it is, anything else as ``{"answer": ...}``) updated with
-``info["reference"]``; ``info["verifier"]`` names the verifier when ``spec`` is ``None``.
+- ``reward_function("0.8*pytest + 0.2*format")`` is a v1 reward function
+  ``(task, trace) -> float`` (``task`` being the task's data, as v1 passes it): a
+  ``@vf.reward`` method when set as an attribute of a ``vf.Task`` class.
+- ``VerifierTaskset`` is a v1 ``Taskset`` of ``VerifierTask`` built from any of our task
+  sources (``taskset:NAME`` or a JSONL path), under the taskset id ``rl-verifier-tasks``
+  (``vf-eval rl-verifier-tasks --env.taskset.source ...``; see ``rl_verifier_tasks``).
 
-A Rubric sums floats, so a check that timed out or failed scores 0.0; it also sets
-``state["error"]`` to a ``vf.InfraError`` (verifiers' mark for infrastructure failures)
-and the metric ``rlv_judged`` to 0.0. With ``group=True`` the reward is a group
-function that gives such a rollout the mean of its group's judged rewards instead,
-so its advantage in ``score_group`` is 0.
+The completion scored is the agent's final reply (``trace.last_reply``). An ``ok`` or
+``invalid`` score is the reward; its components become metrics (``rlv/<name>``) with
+``rlv/judged`` 1.0. A ``timeout`` or ``error`` is not a reward of 0: the function raises
+``VerifierUnfinished``, which v1 records as a ``TaskError`` on the trace (``trace.ok``
+False, the reward left unscored); a ``timeout`` also marks the trace
+``is_timeout`` with stop condition ``scoring_timeout``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
 
-import verifiers as vf  # type: ignore[import-untyped]  # ships no type information
+import verifiers.v1 as vf  # type: ignore[import-untyped]  # ships no type information
+from pydantic import Field
+from verifiers.v1.types import content_text  # type: ignore[import-untyped]
 
-from rl_verifier.contracts import Score, Task
-from rl_verifier.engine import ExecutorKind
+from rl_verifier.contracts import Score, Status, Task
 from rl_verifier.errors import UserError
-from rl_verifier.integrations.common import metric_name, prompt_id
-from rl_verifier.resolve import spec_names
+from rl_verifier.integrations.common import VerifierUnfinished, metric_name, unfinished
+from rl_verifier.resolve import load_task_source
 from rl_verifier.scorer import Scorer
 
-SCORE_KEY = "rlv_score"  # where a rollout's score is kept in its state (as plain data)
+__all__ = [
+    "VerifierTask",
+    "VerifierTaskConfig",
+    "VerifierTaskData",
+    "VerifierTaskset",
+    "VerifierTasksetConfig",
+    "VerifierUnfinished",
+    "reward_function",
+]
+
+Executor = Literal["process", "inline", "ray"]
+_scorers: dict[str, Scorer] = {}
+_scorers_lock = threading.Lock()
 
 
-def plain(value: Any) -> Any:
-    """verifiers' pydantic messages (or lists of them) as plain dicts."""
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    dump = getattr(value, "model_dump", None)
-    return dump(exclude_none=True) if callable(dump) else value
+def shared_scorer(
+    spec: str | None, settings: Mapping[str, Any], executor: Executor, workers: int | None
+) -> Scorer:
+    """This process's scorer for one configuration: made once, kept until exit."""
+    key = json.dumps([spec, settings, executor, workers], sort_keys=True, default=str)
+    with _scorers_lock:
+        if key not in _scorers:
+            _scorers[key] = Scorer(spec, settings, executor=executor, workers=workers)
+        return _scorers[key]
 
 
-def make_task(prompt: Any, answer: Any, info: Mapping[str, Any] | None, example_id: Any) -> Task:
-    """The task of one rollout, from verifiers' named arguments."""
-    info = dict(info or {})
-    reference = dict(answer) if isinstance(answer, Mapping) else {}
-    if not isinstance(answer, Mapping) and answer not in (None, ""):
-        reference["answer"] = answer
-    if isinstance(info.get("reference"), Mapping):
-        reference.update(info["reference"])
-    prompt = plain(prompt) if prompt is not None else ""
-    task_id = example_id if isinstance(example_id, str | int) else prompt_id(prompt)
+def task_of(data: Any) -> Task:
+    """Our task from v1 task data: ``reference`` (a mapping) or else ``answer`` is the
+    reference; ``verifier`` names the verifier when the spec does not."""
+    reference = getattr(data, "reference", None)
+    if not isinstance(reference, Mapping):
+        answer = getattr(data, "answer", None)
+        reference = {} if answer in (None, "") else {"answer": answer}
+    prompt: Any = data.prompt or ""
+    if not isinstance(prompt, str):
+        prompt = [{"role": m.role, "content": content_text(m.content)} for m in prompt]
+    ident = data.id if data.id is not None else (data.idx if data.idx is not None else "task")
     return Task.model_validate(
         {
-            "id": task_id,
+            "id": str(ident),
             "prompt": prompt,
-            "verifier": info.get("verifier"),
-            "reference": reference,
+            "verifier": getattr(data, "verifier", None),
+            "reference": dict(reference),
         }
     )
 
 
-def record(state: Any, score: Score) -> None:
-    """Keep the score on the state; flag a failed check as verifiers does."""
-    state[SCORE_KEY] = score.model_dump(mode="json")
-    if not score.status.judged and state.get("error") is None:
-        failure = vf.InfraError(f"rl-verifier {score.status.value}: {score.error or ''}")
-        setter = getattr(state, "_set_error", None)
-        if callable(setter):
-            setter(failure)
-        else:
-            state["error"] = failure
+def record(trace: Any, score: Score) -> float:
+    """The reward of a judged score, its components as metrics; raise for the rest."""
+    if score.status.judged:
+        trace.record_metrics({f"rlv/{k}": v for k, v in score.components.items()})
+        trace.record_metric("rlv/judged", 1.0)
+        return score.reward
+    trace.record_metric("rlv/judged", 0.0)
+    if score.status is Status.TIMEOUT:
+        trace.record_timeout("scoring")
+    raise unfinished(score)
 
 
-class RubricFactory:
-    """Builds the reward and metric functions of one spec around one scorer."""
+class RewardFunction:
+    """A v1 reward function ``(task, trace) -> float`` scoring with one ``Scorer``."""
 
-    def __init__(self, scorer: Scorer, name: str, parts: Sequence[str]) -> None:
+    def __init__(self, scorer: Scorer, name: str | None, weight: float = 1.0) -> None:
         self.scorer = scorer
-        self.name = name
-        self.parts = list(parts)
+        self.named = name is not None
+        self.__name__ = name or f"rlv_{metric_name(scorer.spec or 'per_task')}"
+        vf.reward(self, weight=weight)  # v1's marks: reward, weight, priority
 
-    async def score_state(self, state: Any) -> Score:
-        task = make_task(
-            state.get("prompt"), state.get("answer"), state.get("info"), state.get("example_id")
-        )
-        completion = plain(state.get("completion")) or ""
-        score = await self.scorer.ascore(task, completion)
-        record(state, score)
-        return score
+    def __set_name__(self, owner: type, name: str) -> None:
+        """On a ``vf.Task`` class, the reward is named like the attribute (unless named)."""
+        if not self.named:
+            self.__name__ = name
 
-    def reward(self) -> Callable[..., Any]:
-        async def reward(state: Any, **_: Any) -> float:
-            score = await self.score_state(state)
-            return score.reward if score.status.judged else 0.0
+    def __repr__(self) -> str:
+        return f"RewardFunction({self.__name__!r}, {self.scorer!r})"
 
-        reward.__name__ = self.name
-        return reward
-
-    def group_reward(self) -> Callable[..., Any]:
-        async def group_reward(states: list[Any], **_: Any) -> list[float]:
-            scores = await asyncio.gather(*(self.score_state(state) for state in states))
-            judged = [s.reward for s in scores if s.status.judged]
-            fill = sum(judged) / len(judged) if judged else 0.0
-            return [s.reward if s.status.judged else fill for s in scores]
-
-        group_reward.__name__ = self.name
-        return group_reward
-
-    def metrics(self, group: bool) -> list[Callable[..., Any]]:
-        """``rlv_judged`` and each part of a composite spec (weight 0 in the Rubric)."""
-        made = [self._metric("rlv_judged", _judged, group)]
-        for part in self.parts:
-            made.append(self._metric(f"{self.name}_{part}", _component(part), group))
-        return made
-
-    @staticmethod
-    def _metric(name: str, read: Callable[[Score], float], group: bool) -> Callable[..., Any]:
-        def value(state: Any) -> float:
-            kept = state.get(SCORE_KEY)
-            return read(Score.model_validate(kept)) if isinstance(kept, Mapping) else 0.0
-
-        def one(state: Any, **_: Any) -> float:
-            return value(state)
-
-        def many(states: list[Any], **_: Any) -> list[float]:
-            return [value(state) for state in states]
-
-        func = many if group else one
-        func.__name__ = name
-        return func
+    async def __call__(self, task: Any, trace: Any) -> float:
+        """``task`` is what v1 passes by that name: the task's data (or the task)."""
+        data = task.data if isinstance(task, vf.Task) else task
+        return record(trace, await self.scorer.ascore(task_of(data), trace.last_reply))
 
 
-def _judged(score: Score) -> float:
-    return 1.0 if score.status.judged else 0.0
-
-
-def _component(name: str) -> Callable[[Score], float]:
-    def read(score: Score) -> float:
-        return score.components.get(name, 0.0)
-
-    return read
-
-
-def rubric(
+def reward_function(
     spec: str | None,
     *,
-    group: bool = False,
     name: str | None = None,
+    weight: float = 1.0,
     scorer: Scorer | None = None,
-    executor: ExecutorKind = "process",
+    executor: Executor = "process",
     workers: int | None = None,
-    parser: Any = None,
     **settings: Any,
-) -> Any:
-    """A ``vf.Rubric`` scoring rollouts with ``spec`` and ``settings`` (for a composite
-    spec, keyed by verifier name). ``group=True`` gives failed checks their group's
-    judged mean (for ``score_group``); the default works for ``score_rollout`` too."""
+) -> RewardFunction:
+    """A v1 reward function for ``spec`` with ``settings`` (for a composite spec, keyed
+    by verifier name); ``spec=None`` uses each task's ``verifier``. Its name is ``name``,
+    else the attribute it is set as on a task class, else ``rlv_<spec names>``. Pass
+    ``scorer`` to share one scorer (and its worker pool)."""
     if scorer is not None and settings:
         raise UserError("give settings to the Scorer, not beside it")
     scorer = scorer or Scorer(spec, settings, executor=executor, workers=workers)
-    label = name or f"rlv_{metric_name(spec or 'per_task')}"
-    parts = spec_names(spec) if spec and len(spec_names(spec)) > 1 else []
-    factory = RubricFactory(scorer, label, parts)
-    metrics = factory.metrics(group)
-    funcs = [factory.group_reward() if group else factory.reward(), *metrics]
-    return vf.Rubric(funcs=funcs, weights=[1.0] + [0.0] * len(metrics), parser=parser)
+    return RewardFunction(scorer, name, weight)
+
+
+class VerifierTaskData(vf.TaskData):  # type: ignore[misc]
+    """v1 task data carrying our task's verifier, reference and metadata."""
+
+    verifier: str | None = None
+    reference: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class VerifierTaskConfig(vf.TaskConfig):  # type: ignore[misc]
+    """How a ``VerifierTask`` scores (``--env.taskset.task.*``)."""
+
+    spec: str | None = None
+    """Reward spec; unset: each task's own verifier."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    executor: Executor = "process"
+    workers: int | None = None
+
+
+class VerifierTask(vf.Task[VerifierTaskData, vf.State, VerifierTaskConfig]):  # type: ignore[misc]
+    """One of our tasks as a v1 task; its reward ``rlv`` scores the final reply."""
+
+    @vf.reward  # type: ignore[untyped-decorator]
+    async def rlv(self, trace: Any) -> float:
+        config = self.config
+        scorer = shared_scorer(config.spec, config.settings, config.executor, config.workers)
+        return record(trace, await scorer.ascore(task_of(self.data), trace.last_reply))
+
+
+class VerifierTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
+    """``--env.taskset.source``: ``taskset:NAME`` or a JSONL path of our tasks."""
+
+    source: str = ""
+    task: VerifierTaskConfig = VerifierTaskConfig()
+
+
+class VerifierTaskset(vf.Taskset[VerifierTask, VerifierTasksetConfig]):  # type: ignore[misc]
+    """Our task source as a v1 taskset, in the source's order."""
+
+    def load(self) -> Iterator[VerifierTask]:
+        if not self.config.source:
+            raise UserError("set the taskset's source: taskset:NAME or a JSONL path")
+        for task in load_task_source(self.config.source).values():
+            prompt = (
+                task.prompt
+                if isinstance(task.prompt, str)
+                else [m.model_dump(exclude_none=True) for m in task.prompt]
+            )
+            data = VerifierTaskData(
+                id=task.id,
+                prompt=prompt,
+                verifier=task.verifier,
+                reference=task.reference,
+                metadata=task.metadata,
+            )
+            yield VerifierTask(data, self.config.task)
