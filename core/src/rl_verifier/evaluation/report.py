@@ -67,7 +67,9 @@ def render_png(name: str, summary: dict[str, Any], rows: list[dict[str, Any]]) -
         per_task.bar(
             [i + j * width for i in range(len(tasks))], values, width=width, label=f"pass@{k}"
         )
-    per_task.set_xticks(range(len(tasks)), [t["task_id"] for t in tasks], rotation=90, fontsize=6)
+    middle = width * (len(ks) - 1) / 2
+    ticks = [i + middle for i in range(len(tasks))]
+    per_task.set_xticks(ticks, [t["task_id"] for t in tasks], rotation=90, fontsize=6)
     per_task.set_ylim(0, 1.05)
     if ks:
         per_task.legend(fontsize="small")
