@@ -327,6 +327,23 @@ def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
     assert "held-out eval, first (after 0 steps)" in page
     assert "held-out eval, last (after 2 steps)" in page
 
+    # rlv eval of the base model and of the run's last checkpoint draws the samples the
+    # run's first and last held-out evals drew; compare pairs them by task
+    common = ["--tasks", str(held_out), "--reward", "exact_match", "-n", "2", "-k", "1,2"]
+    common += ["--max-tokens", "8"]
+    for model, out in (("rlv/tiny-chat", "base"), (str(tmp_path / "run"), "trained")):
+        result = rlv("eval", "--model", model, *common, "--out", out, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr[-3000:]
+    for out, step in (("base", -1), ("trained", 1)):
+        drawn = sorted((r["task_id"], r["sample_index"], r["completion"][0]["content"])
+                       for r in rows(tmp_path / out / "samples.jsonl"))  # fmt: skip
+        logged = sorted((s["task_id"], s["sample_index"], s["completion"][0]["content"])
+                        for s in samples if s["step"] == step)  # fmt: skip
+        assert drawn == logged, out
+    compared = rlv("eval", "compare", "base", "trained", cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    assert "mean_reward" in compared.stdout and "over 2 tasks" in compared.stdout
+
 
 def test_held_out_settings_are_checked(tmp_path: Path) -> None:
     for settings, message in [
