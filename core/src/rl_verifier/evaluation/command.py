@@ -79,6 +79,9 @@ def parse_ks(text: str | None, n: int) -> list[int]:
               help="Model turns per episode.")  # fmt: skip
 @click.option("--base-url", metavar="URL", help="A running Tinker API (hosted, or an rlv "
               "serve) [default: start rlv serve here]; the key is TINKER_API_KEY.")  # fmt: skip
+@click.option("--openai-base-url", metavar="URL", help="Sample from an OpenAI-compatible "
+              "API instead (/v1/chat/completions; --model is its model name; the key is "
+              "OPENAI_API_KEY).")  # fmt: skip
 @executor_option
 @click.option("--workers", type=click.IntRange(min=1), help="Workers [default: one per core].")
 @click.pass_context
@@ -102,6 +105,7 @@ def eval_command(
     environment: str,
     max_turns: int,
     base_url: str | None,
+    openai_base_url: str | None,
     executor: str,
     workers: int | None,
 ) -> None:
@@ -124,7 +128,9 @@ def eval_command(
     from rl_verifier.evaluation.sampling import SamplingSettings
 
     settings = read_settings(pairs, config_file)
-    model, tasks_source = absolute_source(model), absolute_source(tasks_source)
+    tasks_source = absolute_source(tasks_source)
+    if openai_base_url is None:  # else the model is the API's name for it
+        model = absolute_source(model)
     folder = out or Path(f"evals/{time.strftime('%Y%m%d-%H%M%S')}")
     if rescore is not None:
         if out is None:
@@ -136,6 +142,8 @@ def eval_command(
     else:
         if model is None or tasks_source is None:
             raise UserError("rlv eval needs --model and --tasks (or --rescore SAMPLES)")
+        if base_url and openai_base_url:
+            raise UserError("give --base-url (Tinker) or --openai-base-url, not both")
         if resume and out is None:
             raise UserError("--resume needs --out, the eval's folder")
         request = EvalRequest(
@@ -151,6 +159,7 @@ def eval_command(
             environment=environment,
             max_turns=max_turns,
             base_url=base_url,
+            openai_base_url=openai_base_url,
             resume=resume,
             executor=executor,
             workers=workers,

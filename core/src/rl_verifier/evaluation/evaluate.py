@@ -16,9 +16,10 @@ from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.errors import UserError
 from rl_verifier.evaluation import model as models
 from rl_verifier.evaluation.files import EvalDir, read_sample_rows
+from rl_verifier.evaluation.openai_sampling import OpenAISampler, openai_client
 from rl_verifier.evaluation.report import write_eval_report
-from rl_verifier.evaluation.runner import Plan, run_missing, score_completion
-from rl_verifier.evaluation.sampling import Sampler, SamplingSettings
+from rl_verifier.evaluation.runner import Key, Plan, run_missing, score_completion
+from rl_verifier.evaluation.sampling import Sampler, SamplesTasks, SamplingSettings
 from rl_verifier.evaluation.summary import summarise
 from rl_verifier.resolve import RewardResolver, environment, load_task_source
 from rl_verifier.train.config import TrainConfig
@@ -44,9 +45,16 @@ class EvalRequest:
     environment: str = "single_turn"
     max_turns: int = 1
     base_url: str | None = None
+    openai_base_url: str | None = None
     resume: bool = False
     executor: str = "process"
     workers: int | None = None
+
+    @property
+    def backend(self) -> str:
+        if self.openai_base_url:
+            return "openai"
+        return "tinker" if self.base_url else "local"
 
     def record(self) -> dict[str, Any]:
         """What ``eval.json`` keeps."""
@@ -61,8 +69,8 @@ class EvalRequest:
             "sampling": self.sampling.as_dict(),
             "environment": self.environment,
             "max_turns": self.max_turns,
-            "backend": "remote" if self.base_url else "local",
-            "base_url": self.base_url,
+            "backend": self.backend,
+            "base_url": self.openai_base_url or self.base_url,
         }
 
 
@@ -101,29 +109,36 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
     plan = plan_for(request.tasks, request.reward, request.verifier_config, request.n)
     env = env_for(request)
     choice = models.resolve_model(request.model)
-    models.check_model(choice, request.base_url)
+    if request.openai_base_url is None:
+        models.check_model(choice, request.base_url)
     folder = EvalDir(request.out)
     folder.start(request.record(), request.resume)
     begin = time.perf_counter()
     rows = folder.rows()
-    asyncio.run(sample_all(request, plan, env, choice, folder, rows))
+    done = {(row["task_id"], row["sample_index"]) for row in rows}
+    if rows:
+        progress(f"resuming {folder.path}: {len(done)} of {len(plan.tasks) * plan.n} samples done")
+    if request.openai_base_url is not None:
+        sampler = OpenAISampler(
+            openai_client(request.openai_base_url), request.model, env, request.sampling
+        )
+        asyncio.run(sample_missing(request, plan, sampler, folder, done))
+    else:
+        asyncio.run(sample_tinker(request, plan, env, choice, folder, done))
     return finish(folder, request.record(), [t.id for t in plan.tasks], time.perf_counter() - begin)
 
 
-async def sample_all(
+async def sample_tinker(
     request: EvalRequest,
     plan: Plan,
     env: Environment,
     choice: models.ModelChoice,
     folder: EvalDir,
-    rows: list[dict[str, Any]],
+    done: set[Key],
 ) -> None:
+    """Sample through the Tinker SDK, from ``--base-url`` or a local ``rlv serve``."""
     import tinker
 
-    done = {(row["task_id"], row["sample_index"]) for row in rows}
-    total = len(plan.tasks) * plan.n
-    if rows:
-        progress(f"resuming {folder.path}: {len(done)} of {total} samples done")
     with models.connect(choice, request.base_url, folder.path) as connection:
         service = tinker.ServiceClient(base_url=connection.base_url, api_key=connection.api_key)
         outcome: SessionEnd = "errored"
@@ -132,25 +147,33 @@ async def sample_all(
             local = request.base_url is None
             renderer = Renderer(models.tokenizer(client, choice, local))
             sampler = Sampler(client, renderer, env, request.sampling)
-            finished = len(done & {(t.id, i) for t in plan.tasks for i in range(plan.n)})
-
-            def write(row: dict[str, Any]) -> None:
-                nonlocal finished
-                folder.append(row)
-                finished += 1
-                if finished % max(1, total // 10) == 0 or finished == total:
-                    progress(f"sampled and scored {finished}/{total}")
-
-            executor = make_executor(request.executor, request.workers)  # type: ignore[arg-type]
-            async with executor:
-                engine = ScoringEngine(executor, keep_scores=False)
-                await run_missing(plan, sampler, engine, done, write)
+            await sample_missing(request, plan, sampler, folder, done)
             outcome = "success"
         except (KeyboardInterrupt, asyncio.CancelledError):
             outcome = "interrupted"
             raise
         finally:
             await service.close(outcome)
+
+
+async def sample_missing(
+    request: EvalRequest, plan: Plan, sampler: SamplesTasks, folder: EvalDir, done: set[Key]
+) -> None:
+    """Sample and score what ``done`` lacks, appending each row to the folder."""
+    total = len(plan.tasks) * plan.n
+    finished = len(done & {(t.id, i) for t in plan.tasks for i in range(plan.n)})
+
+    def write(row: dict[str, Any]) -> None:
+        nonlocal finished
+        folder.append(row)
+        finished += 1
+        if finished % max(1, total // 10) == 0 or finished == total:
+            progress(f"sampled and scored {finished}/{total}")
+
+    executor = make_executor(request.executor, request.workers)  # type: ignore[arg-type]
+    async with executor:
+        engine = ScoringEngine(executor, keep_scores=False)
+        await run_missing(plan, sampler, engine, done, write)
 
 
 def finish(

@@ -14,7 +14,7 @@ from typing import Any
 
 from rl_verifier.contracts import Completion, Score, Task
 from rl_verifier.engine import Sample, ScoringEngine
-from rl_verifier.evaluation.sampling import Sampled, Sampler
+from rl_verifier.evaluation.sampling import Sampled, SamplesTasks
 from rl_verifier.resolve import RewardResolver
 
 MAX_IN_FLIGHT = 16  # samples being drawn or scored at once
@@ -38,15 +38,14 @@ def missing(plan: Plan, done: Collection[Key]) -> list[tuple[Task, int]]:
 
 def sample_row(task: Task, index: int, sampled: Sampled, score: Score) -> dict[str, Any]:
     """One line of ``samples.jsonl``: the completion, how it was drawn, and its score."""
-    episode = sampled.episode
     return {
         "task_id": task.id,
         "sample_index": index,
         "seed": sampled.seed,
-        "completion": episode.reply,
-        "tokens": sum(len(s.tokens) for s in episode.segments if s.sampled),
-        "turns": episode.turns,
-        "end_reason": episode.end_reason,
+        "completion": sampled.reply,
+        "tokens": sampled.tokens,
+        "turns": sampled.turns,
+        "end_reason": sampled.end_reason,
         "sampling_s": sampled.sampling_s,
         "score": score.model_dump(mode="json"),
     }
@@ -61,7 +60,7 @@ async def score_completion(
 
 async def run_missing(
     plan: Plan,
-    sampler: Sampler,
+    sampler: SamplesTasks,
     engine: ScoringEngine,
     done: Collection[Key],
     write: Callable[[dict[str, Any]], None],
@@ -73,7 +72,7 @@ async def run_missing(
     async def one(task: Task, index: int) -> None:
         async with gate:
             sampled = await sampler.sample(task, index)
-            score = await score_completion(engine, plan, task, index, sampled.episode.reply)
+            score = await score_completion(engine, plan, task, index, sampled.reply)
         write(sample_row(task, index, sampled, score))
 
     await asyncio.gather(*(one(task, index) for task, index in todo))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from rl_verifier.contracts import Task
 from rl_verifier.train.environments import Environment, Episode, Turn, run_episode
@@ -35,11 +35,26 @@ def sample_seed(seed: int, task_id: str, index: int, turn: int = 0) -> int:
 
 @dataclass
 class Sampled:
-    """One sample's episode and how long its sampling took."""
+    """One sample: the reply messages (what the verifier judges), how it was drawn, and how
+    long that took."""
 
-    episode: Episode
+    reply: list[dict[str, Any]]
+    tokens: int
+    turns: int
+    end_reason: str
     seed: int
     sampling_s: float
+
+    @classmethod
+    def of(cls, episode: Episode, seed: int, sampling_s: float) -> Sampled:
+        tokens = sum(len(s.tokens) for s in episode.segments if s.sampled)
+        return cls(episode.reply, tokens, episode.turns, episode.end_reason, seed, sampling_s)
+
+
+class SamplesTasks(Protocol):
+    """What the runner samples from: ``rlv serve``/Tinker, or an OpenAI-compatible API."""
+
+    async def sample(self, task: Task, index: int) -> Sampled: ...
 
 
 class Sampler:
@@ -82,4 +97,4 @@ class Sampler:
 
         episode = await run_episode(self.env, task, self.renderer, next_turn, MAX_CONTEXT)
         seed = sample_seed(self.settings.seed, task.id, index, 1)
-        return Sampled(episode, seed, time.perf_counter() - begin)
+        return Sampled.of(episode, seed, time.perf_counter() - begin)
