@@ -65,17 +65,29 @@ def server() -> Iterator[str]:
 
 def test_openai_compatible_endpoint(server: str, tmp_path: Path) -> None:
     tasks = tmp_path / "t.jsonl"
-    tasks.write_text("".join(
-        json.dumps({"id": f"t{i}", "prompt": f"Letter {i}?", "reference": {"answer": "s"},
-                    "verifier": "exact_match"}) + "\n" for i in range(3)
-    ))  # fmt: skip
+    tasks.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"t{i}",
+                    "prompt": f"Letter {i}?",
+                    "reference": {"answer": "s"},
+                    "verifier": "exact_match",
+                }
+            )
+            + "\n"
+            for i in range(3)
+        )
+        + json.dumps({"id": "broken", "prompt": "No reference.", "verifier": "exact_match"})
+        + "\n"
+    )
     args = ["eval", "--openai-base-url", server, "--model", "my-model", "--tasks", str(tasks),
             "-n", "5", "-k", "1,5", "--max-tokens", "7", "--temperature", "0.5",
             "--out", str(tmp_path / "ev")]  # fmt: skip
     result = subprocess.run([*RLV, *args], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     sent = ChatServer.requests
-    assert len(sent) == 15
+    assert len(sent) == 20
     assert {(r["model"], r["max_tokens"], r["temperature"], r["n"]) for r in sent} == {
         ("my-model", 7, 0.5, 1)
     }
@@ -87,7 +99,13 @@ def test_openai_compatible_endpoint(server: str, tmp_path: Path) -> None:
     ]
     summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
     assert summary["settings"]["backend"] == "openai"
-    for task in summary["per_task"]:
+    # the verifier's errors are counted, never scored as wrong answers
+    broken = summary["per_task"][-1]
+    assert broken["task_id"] == "broken" and broken["status"]["error"] == 5
+    assert broken["judged"] == 0 and broken["pass_at_k"] == {} and broken["mean_reward"] is None
+    assert summary["overall"]["status"]["error"] == 5
+    assert summary["overall"]["pass_at_k"]["1"]["count"] == 3
+    for task in summary["per_task"][:-1]:
         seeds = [sample_seed(0, task["task_id"], i, 1) for i in range(5)]
         expected = [answer_for(seed) for seed in seeds]
         mine = sorted((r for r in rows if r["task_id"] == task["task_id"]),
