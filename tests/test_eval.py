@@ -80,7 +80,8 @@ def test_summary_agrees_with_the_samples_it_was_made_from(base: Path) -> None:
 
 
 def test_resume_redraws_exactly_the_missing_samples(base: Path, tmp_path: Path) -> None:
-    """Same seed, same samples: rows removed from the file come back identical."""
+    """Same seed, same samples: rows removed from the file come back identical, and a
+    larger -n adds only the new indices."""
     copy = tmp_path / "base"
     copy.mkdir()
     for name in ("eval.json", "samples.jsonl"):
@@ -91,14 +92,20 @@ def test_resume_redraws_exactly_the_missing_samples(base: Path, tmp_path: Path) 
     (copy / "samples.jsonl").write_text("\n".join(lines) + "\n" + '{"task_id": "com')  # torn
     _, args, _ = doc_blocks()
     args[args.index("--out") + 1] = str(copy)
+    args[args.index("-n") + 1] = "5"
     result = rlv(*args, "--resume", cwd=base.parent.parent)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "7 of 12 samples done" in result.stderr
+    assert "7 of 15 samples done" in result.stderr
     after = {(r["task_id"], r["sample_index"]): r for r in rows(copy / "samples.jsonl")}
-    assert len(after) == len(rows(copy / "samples.jsonl")) == 12
+    assert len(after) == len(rows(copy / "samples.jsonl")) == 15
+    assert sorted(after) == sorted((t, i) for t in ("common", "rare", "never") for i in range(5))
+    for row in kept:
+        assert after[(row["task_id"], row["sample_index"])] == row
     for row in dropped:
         again = after[(row["task_id"], row["sample_index"])]
         assert (again["completion"], again["seed"]) == (row["completion"], row["seed"])
+    summary = json.loads((copy / "summary.json").read_text())
+    assert summary["overall"]["samples"] == 15 and summary["settings"]["n"] == 5
     changed = rlv(*args, "--resume", "--seed", "1", cwd=base.parent.parent)
     assert changed.returncode == 2 and "was run with sampling=" in changed.stderr
 
