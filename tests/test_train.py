@@ -287,3 +287,70 @@ def test_toml_paths_and_a_local_model_directory(tmp_path: Path) -> None:
         str(conf / "warm.jsonl"),
     )
     assert echo["run_dir"] == str(run_dir)
+
+
+def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
+    held_out = tmp_path / "held_out.jsonl"
+    held_out.write_text("".join(
+        json.dumps({"id": f"h{i}", "prompt": f"Say {i}.", "reference": {"answer": "s"}}) + "\n"
+        for i in range(2)
+    ))  # fmt: skip
+    config = small_config(
+        tmp_path / "c.toml", eval_every=1, eval_tasks="held_out.jsonl", eval_n=2, eval_k=[1, 2]
+    )
+    result = rlv("train", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = rows(tmp_path / "run" / "metrics.jsonl")
+    evals = [m for m in metrics if m["phase"] == "eval"]
+    assert [(e["step"], e["trained_steps"]) for e in evals] == [(-1, 0), (0, 1), (1, 2)]
+    assert [m["step"] for m in metrics if m["phase"] == "rl"] == [0, 1]
+    samples = rows(tmp_path / "run" / "eval_samples.jsonl")
+    assert len(samples) == 3 * 2 * 2
+    for e in evals:
+        mine = [s for s in samples if s["step"] == e["step"]]
+        assert sum(e["eval"]["status"].values()) == len(mine) == 4
+        rewards = [s["score"]["reward"] for s in mine if s["score"]["status"] == "ok"]
+        by_task = [[s["score"]["reward"] for s in mine if s["task_id"] == t] for t in ("h0", "h1")]
+        assert e["eval"]["mean_reward"]["mean"] == pytest.approx(
+            sum(sum(r) / len(r) for r in by_task) / 2
+        )
+        assert set(e["eval"]["pass_at_k"]) == {"1", "2"} and len(rewards) == 4
+
+    # the same seeds at every eval: the untrained and trained samples differ by the weights
+    def seeds(step: int) -> list[tuple[str, int, int]]:
+        return sorted(
+            (s["task_id"], s["sample_index"], s["seed"]) for s in samples if s["step"] == step
+        )
+
+    assert seeds(-1) == seeds(1)
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert "held-out eval, first (after 0 steps)" in page
+    assert "held-out eval, last (after 2 steps)" in page
+
+    # rlv eval of the base model and of the run's last checkpoint draws the samples the
+    # run's first and last held-out evals drew; compare pairs them by task
+    common = ["--tasks", str(held_out), "--reward", "exact_match", "-n", "2", "-k", "1,2"]
+    common += ["--max-tokens", "8"]
+    for model, out in (("rlv/tiny-chat", "base"), (str(tmp_path / "run"), "trained")):
+        result = rlv("eval", "--model", model, *common, "--out", out, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr[-3000:]
+    for out, step in (("base", -1), ("trained", 1)):
+        drawn = sorted((r["task_id"], r["sample_index"], r["completion"][0]["content"])
+                       for r in rows(tmp_path / out / "samples.jsonl"))  # fmt: skip
+        logged = sorted((s["task_id"], s["sample_index"], s["completion"][0]["content"])
+                        for s in samples if s["step"] == step)  # fmt: skip
+        assert drawn == logged, out
+    compared = rlv("eval", "compare", "base", "trained", cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    assert "mean_reward" in compared.stdout and "over 2 tasks" in compared.stdout
+
+
+def test_held_out_settings_are_checked(tmp_path: Path) -> None:
+    for settings, message in [
+        ({"eval_every": 1}, "eval_every needs eval_tasks"),
+        ({"eval_every": 1, "eval_tasks": "x.jsonl", "eval_n": 2, "eval_k": [3]}, "eval_k"),
+        ({"eval_every": 1, "eval_tasks": "missing.jsonl"}, "missing.jsonl"),
+    ]:
+        result = rlv("train", str(small_config(tmp_path / "c.toml", **settings)), cwd=tmp_path)
+        assert result.returncode == 2 and message in result.stderr, (settings, result.stderr)
+        assert not (tmp_path / "run").exists()

@@ -22,6 +22,7 @@ from rl_verifier.cli_options import executor_option, read_settings, settings_opt
 from rl_verifier.contracts import Score
 from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
+from rl_verifier.evaluation.command import eval_command
 from rl_verifier.jsonl import (
     atomic_output,
     is_stdio,
@@ -578,6 +579,7 @@ def builder(port: int) -> None:
 
 cli.add_command(reward_server)  # options and server: rl_verifier.reward_server
 cli.add_command(cache)  # rlv cache stats|clear: rl_verifier.cache_command
+cli.add_command(eval_command)  # rl_verifier.evaluation.command
 
 
 @cli.command(epilog="Example: rlv report runs/demo-20261129-173651")

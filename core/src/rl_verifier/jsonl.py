@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +22,11 @@ from rl_verifier.contracts import Completion, Task
 from rl_verifier.engine import Sample
 from rl_verifier.errors import UserError, validation_problems
 from rl_verifier.json_input import input_problem
+from rl_verifier.task_formats import as_task
 
 Row = TypeVar("Row", bound=BaseModel)
 STDIO = "-"
+Adapt = Callable[[dict[str, Any], int], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -67,20 +69,23 @@ def read_rows(path: Path, model: type[Row]) -> list[tuple[int, Row]]:
     return [(parsed.line, parsed.row) for parsed in read_parsed(path, model)]
 
 
-def read_parsed(path: Path, model: type[Row]) -> list[Parsed[Row]]:
-    """Every non-blank line of ``path`` as ``model``, with its unknown columns."""
+def read_parsed(path: Path, model: type[Row], adapt: Adapt | None = None) -> list[Parsed[Row]]:
+    """Every non-blank line of ``path`` as ``model``, with its unknown columns; ``adapt``
+    may rewrite each row's object (with its line number) first."""
     rows: list[Parsed[Row]] = []
     with open_text(path) as lines:
         try:
             for number, line in enumerate(lines, start=1):
                 if line.strip():
-                    rows.append(parse_row(display(path), number, line, model))
+                    rows.append(parse_row(display(path), number, line, model, adapt))
         except UnicodeDecodeError as exc:
             raise UserError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
     return rows
 
 
-def parse_row(name: str, number: int, line: str, model: type[Row]) -> Parsed[Row]:
+def parse_row(
+    name: str, number: int, line: str, model: type[Row], adapt: Adapt | None = None
+) -> Parsed[Row]:
     where = f"{name}:{number}"
     try:
         data: Any = json.loads(line)
@@ -93,6 +98,8 @@ def parse_row(name: str, number: int, line: str, model: type[Row]) -> Parsed[Row
     problem = input_problem(data)
     if problem is not None:
         raise UserError(f"{where}: {problem}")
+    if adapt is not None:
+        data = adapt(data, number)
     known = {k: v for k, v in data.items() if k in model.model_fields}
     extra = {k: v for k, v in data.items() if k not in model.model_fields}
     try:
@@ -113,7 +120,9 @@ def index_tasks(rows: Iterable[Parsed[Task]], source: str) -> dict[str, Task]:
 
 
 def load_tasks(path: Path) -> dict[str, Task]:
-    return index_tasks(read_parsed(path, Task), display(path))
+    """Tasks by id; rows of HumanEval, MBPP, GSM8K and MATH-500 files are read as they are
+    (``task_formats``)."""
+    return index_tasks(read_parsed(path, Task, as_task), display(path))
 
 
 def load_samples(tasks: dict[str, Task], path: Path) -> list[Sample]:

@@ -6,6 +6,7 @@ same thing, and fails with the same message, wherever a user writes it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from rl_verifier.plugins import get_plugins
 from rl_verifier.reward import Reward, build_reward, parse_expression
 
 TASKSET_PREFIX = "taskset:"
+SPLITS = ("train", "test")  # taskset:NAME:train, taskset:NAME:test
+TEST_PERCENT = 20
 
 
 def spec_names(spec: str) -> list[str]:
@@ -68,17 +71,32 @@ class RewardResolver:
 
 
 def load_task_source(source: str) -> dict[str, Task]:
-    """Tasks by id from ``taskset:NAME``, a JSONL path, or ``-`` (standard input)."""
+    """Tasks by id from ``taskset:NAME`` (``taskset:NAME:train``/``:test``: its split), a
+    JSONL path, or ``-`` (standard input)."""
     if not source.startswith(TASKSET_PREFIX):
         return load_tasks(Path(source))
-    tasks = task_set(source.removeprefix(TASKSET_PREFIX))()
+    name, split = split_name(source.removeprefix(TASKSET_PREFIX))
+    tasks = [t for t in task_set(name)() if split is None or split_of(t.id) == split]
     return index_tasks((Parsed(n, task) for n, task in enumerate(tasks, start=1)), source)
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """``NAME:train`` or ``NAME:test`` as (NAME, split); a plain name has no split."""
+    base, _, split = name.rpartition(":")
+    return (base, split) if base and split in SPLITS else (name, None)
+
+
+def split_of(task_id: str) -> str:
+    """``test`` for a fixed fifth of task ids (by a hash of the id alone), else ``train``:
+    the same task is on the same side in every run, whatever the order or the set's size."""
+    bucket = int.from_bytes(hashlib.sha256(task_id.encode()).digest()[:4], "big") % 100
+    return "test" if bucket < TEST_PERCENT else "train"
 
 
 def check_task_source(source: str) -> None:
     """Refuse a task source that cannot load, without loading it."""
     if source.startswith(TASKSET_PREFIX):
-        task_set(source.removeprefix(TASKSET_PREFIX))
+        task_set(split_name(source.removeprefix(TASKSET_PREFIX))[0])
         return
     path = Path(source)
     if not path.exists():

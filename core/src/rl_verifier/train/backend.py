@@ -40,14 +40,20 @@ def connect(config: TrainConfig, run_dir: Path) -> Iterator[Connection]:
         check_reachable(url or TINKER_URL)
         yield Connection(url, key)
         return
+    with local_server(run_dir / "server", config.base_model, run_dir / "server.log") as local:
+        yield local
+
+
+@contextlib.contextmanager
+def local_server(data_dir: Path, base_model: str, log_path: Path) -> Iterator[Connection]:
+    """A ``rlv serve`` on ``data_dir`` with ``base_model`` preloaded, for the block."""
     try:
         from rl_verifier_server.launch import LocalServer
     except ImportError:
         raise UserError(
             "backend=local needs rl-verifier-server: pip install 'rl-verifier[local]'"
         ) from None
-    data_dir = run_dir / "server"
-    server = LocalServer(data_dir, preload=(config.base_model,), log_path=run_dir / "server.log")
+    server = LocalServer(data_dir, preload=(base_model,), log_path=log_path)
     server.start()
     try:
         yield Connection(server.url, "tml-local")

@@ -18,7 +18,7 @@ from rl_verifier.config_input import parse_pairs, read_config_file
 from rl_verifier.errors import UserError, validation_problems
 from rl_verifier.losses import LOSSES, loss_config_problem, policy_loss_problem, policy_losses
 
-PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir")
+PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir", "eval_tasks")
 
 
 class TrainConfig(BaseModel):
@@ -100,6 +100,17 @@ class TrainConfig(BaseModel):
     )
     workers: int | None = Field(default=None, ge=1)
     samples_logged_per_step: int = Field(default=4, ge=0)
+    eval_every: int = Field(
+        default=0, ge=0, description="Held-out eval every N steps, and before the first (0: off)."
+    )
+    eval_tasks: str | None = Field(
+        default=None, description="Held-out tasks: a JSONL file or taskset:NAME (eval_every)."
+    )
+    eval_n: int = Field(default=4, ge=1, description="Held-out samples per task.")
+    eval_k: list[int] = Field(default=[1], description="The k of the held-out pass@k.")
+    eval_threshold: float = Field(
+        default=1.0, description="A held-out sample succeeds when its reward is at least this."
+    )
 
     @field_validator("loss")
     @classmethod
@@ -120,6 +131,15 @@ class TrainConfig(BaseModel):
     def _warmup_needs_examples(self) -> TrainConfig:
         if self.warmup_steps and not self.warmup_examples:
             raise ValueError("warmup_steps needs warmup_examples")
+        return self
+
+    @model_validator(mode="after")
+    def _eval_settings(self) -> TrainConfig:
+        if self.eval_every and not self.eval_tasks:
+            raise ValueError("eval_every needs eval_tasks")
+        bad = [k for k in self.eval_k if not 1 <= k <= self.eval_n]
+        if bad or not self.eval_k:
+            raise ValueError(f"eval_k: each k must be between 1 and eval_n ({self.eval_n})")
         return self
 
     def with_absolute_paths(self, base: Path) -> TrainConfig:

@@ -17,6 +17,7 @@ from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.datums import build_datums, drift
 from rl_verifier.train.environments import Turn, run_episode
+from rl_verifier.train.held_out import due, eval_line, held_out_eval
 from rl_verifier.train.metrics import (
     StepResult,
     check_failures,
@@ -57,6 +58,7 @@ class Trainer:
         self.connection = connection
         self.board = SamplerBoard()
         self.service: tinker.ServiceClient | None = None  # the session, once opened
+        self.engine: ScoringEngine | None = None  # the loop's, once it runs
 
     async def open(self, resume_path: str | None) -> None:
         import tinker
@@ -198,6 +200,8 @@ class Trainer:
         executor = make_executor(self.config.executor, self.config.workers, self.config.ray_address)
         async with executor:
             engine = ScoringEngine(executor, keep_scores=False)
+            self.engine = engine
+            await self.held_out(start, unless_logged=True)  # a kill may have lost it
             producing = asyncio.create_task(producer.produce(engine, start, queue))
             try:
                 for step in range(start, self.config.steps):
@@ -227,6 +231,28 @@ class Trainer:
             await self.save(done)
         progress(step_line(row, self.config.steps))
         check_failures(row, self.config.max_failed_share, self.run.path)
+        await self.held_out(done)
+
+    async def held_out(self, done: int, unless_logged: bool = False) -> None:
+        """Evaluate the weights after ``done`` steps on the held-out tasks, when due. The
+        row goes after the step's rows and checkpoint: a resume from that checkpoint keeps
+        it, one from an earlier checkpoint rewinds it away with the step."""
+        if not due(self.config, done):
+            return
+        if unless_logged and any(
+            row.get("phase") == "eval" and row.get("trained_steps") == done
+            for row in self.run.rows("metrics.jsonl")
+        ):
+            return
+        client, engine = self.board.client, self.engine
+        assert engine is not None  # set by loop()
+        row, samples = await held_out_eval(
+            self.config, self.plan, self.renderer, client, engine, done
+        )
+        self.run.append("metrics.jsonl", row)
+        for sample in samples:
+            self.run.append("eval_samples.jsonl", sample)
+        progress(eval_line(row))
 
 
 def server_words(exc: Exception) -> str:

@@ -8,7 +8,7 @@ no run directory behind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rl_verifier.contracts import Completion, Task, content_text
@@ -37,6 +37,8 @@ class Plan:
     rewards: RewardResolver
     env: Environment
     warmup: list[WarmupExample]
+    eval_tasks: list[Task] = field(default_factory=list)  # held out, with eval_every
+    eval_rewards: RewardResolver | None = None
 
 
 def prepare(config: TrainConfig, warm_start: bool = True) -> Plan:
@@ -48,7 +50,21 @@ def prepare(config: TrainConfig, warm_start: bool = True) -> Plan:
         rewards(task)
     env: Environment = environment(config.environment, config)
     warmup = read_warmup(config, tasks) if warm_start and config.warmup_steps else []
-    return Plan(tasks, rewards, env, warmup)
+    eval_tasks, eval_rewards = held_out(config)
+    return Plan(tasks, rewards, env, warmup, eval_tasks, eval_rewards)
+
+
+def held_out(config: TrainConfig) -> tuple[list[Task], RewardResolver | None]:
+    """The held-out tasks and their rewards, all built now (none without eval_every)."""
+    if not config.eval_every or not config.eval_tasks:
+        return [], None
+    tasks = list(load_task_source(config.eval_tasks).values())
+    if not tasks:
+        raise UserError(f"{config.eval_tasks}: no held-out tasks")
+    rewards = RewardResolver(config.reward, config.verifier_config, config.eval_tasks)
+    for task in tasks:
+        rewards(task)
+    return tasks, rewards
 
 
 def check_model(config: TrainConfig) -> None:

@@ -17,7 +17,7 @@ import io
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,7 @@ class Run:
     checkpoints: list[dict[str, Any]]
     samples: list[dict[str, Any]]
     samples_seen: int
+    evals: list[dict[str, Any]] = field(default_factory=list)  # held-out rows, by step
 
 
 def write_report(run_dir: Path) -> tuple[Path, Path]:
@@ -94,8 +95,13 @@ def load_run(run_dir: Path) -> Run:
         raise UserError(f"{metrics_path}: no such file (is {run_dir} a training run directory?)")
     run = RunDir(run_dir)
     by_step: dict[int, dict[str, Any]] = {}
+    evals: dict[int, dict[str, Any]] = {}
     previous = -1
     for row in run.rows("metrics.jsonl"):
+        if _phase(row) == "eval":  # held-out evals share step numbers with the steps
+            if isinstance(_sub(row, "eval").get("mean_reward"), dict):
+                evals[_as_step(row.get("step")) or 0] = row
+            continue
         step = _as_step(row.get("step"))
         step = previous + 1 if step is None else step
         by_step[step] = row
@@ -113,6 +119,7 @@ def load_run(run_dir: Path) -> Run:
         checkpoints=run.rows("checkpoints.jsonl"),
         samples=all_samples[-LAST_SAMPLES:],
         samples_seen=len(all_samples),
+        evals=[evals[s] for s in sorted(evals)],
     )
 
 
@@ -179,6 +186,7 @@ class Summary:
     time_totals: dict[str, float]
     tokens_sampled: float | None
     degenerate_skipped: float | None
+    held_out: list[tuple[str, str]] = field(default_factory=list)  # first and last evals
 
 
 def summarise(run: Run) -> Summary:
@@ -213,7 +221,36 @@ def summarise(run: Run) -> Summary:
         time_totals=time_totals,
         tokens_sampled=total("tokens_sampled"),
         degenerate_skipped=total("degenerate_groups_skipped"),
+        held_out=held_out_headline(run),
     )
+
+
+def held_out_headline(run: Run) -> list[tuple[str, str]]:
+    """The first and last held-out evals, as summary rows."""
+    if not run.evals:
+        return []
+    picked = (
+        [("first", run.evals[0]), ("last", run.evals[-1])]
+        if len(run.evals) > 1
+        else [("only", run.evals[0])]
+    )
+    rows = []
+    for which, row in picked:
+        figures = _sub(row, "eval")
+        parts = [f"mean reward {_interval(figures.get('mean_reward'))}"]
+        for k, value in _sub(figures, "pass_at_k").items():
+            parts.append(f"pass@{_e(k)} {_interval(value)}")
+        trained = _as_step(row.get("trained_steps"))
+        rows.append((f"held-out eval, {which} (after {trained} steps)", "; ".join(parts)))
+    return rows
+
+
+def _interval(figure: Any) -> str:
+    if not isinstance(figure, dict) or _num(figure.get("mean")) is None:
+        return "–"
+    low, high = _num(figure.get("low")), _num(figure.get("high"))
+    span = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+    return f"{figure['mean']:.3f}{span}"
 
 
 # ---------------------------------------------------------------------------- the PNG
@@ -240,6 +277,7 @@ def render_png(run: Run) -> bytes:
     )
     _plot_time(ax_time, run)
     marks = [run.steps[0], run.steps[-1], *_checkpoint_steps(run)]
+    marks += [point[0] for point in held_out_points(run)]
     for ax in (ax_reward, ax_components, ax_status, ax_time):  # one step axis for all four
         ax.set_xlim(min(marks) - 0.7, max(marks) + 0.7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -317,6 +355,7 @@ def _plot_reward(ax: Axes, run: Run) -> None:
                 lw=2,
                 label=f"rolling mean ({window} steps)",
             )
+    _plot_held_out(ax, run)
     for i, step in enumerate(_checkpoint_steps(run)):
         ax.axvline(
             step,
@@ -349,6 +388,32 @@ def _plot_reward(ax: Axes, run: Run) -> None:
             ncol=3,
             frameon=False,
         )
+
+
+def held_out_points(run: Run) -> list[tuple[int, float, float | None, float | None]]:
+    """(step, mean, low, high) of each held-out eval's mean reward."""
+    points = []
+    for row in run.evals:
+        figure = _sub(row, "eval")["mean_reward"]
+        mean = _num(figure.get("mean"))
+        if mean is not None:
+            step = _as_step(row.get("step"))
+            points.append((-1 if step is None else step, mean, _num(figure.get("low")),
+                           _num(figure.get("high"))))  # fmt: skip
+    return points
+
+
+def _plot_held_out(ax: Axes, run: Run) -> None:
+    """The held-out mean reward beside the training reward, with its 95% interval."""
+    points = held_out_points(run)
+    if not points:
+        return
+    steps = [p[0] for p in points]
+    means = [p[1] for p in points]
+    below = [p[1] - p[2] if p[2] is not None else 0.0 for p in points]
+    above = [p[3] - p[1] if p[3] is not None else 0.0 for p in points]
+    ax.errorbar(steps, means, yerr=[below, above], color="#2ca02c", lw=1.5, marker="s", ms=4,
+                capsize=3, label="held-out mean (95% CI)")  # fmt: skip
 
 
 def _checkpoint_steps(run: Run) -> list[float]:
@@ -511,6 +576,7 @@ def _summary_table(summary: Summary) -> str:
     steps += f", {summary.warmup_steps} warmup)" if summary.warmup_steps else ")"
     rows: list[tuple[str, str]] = [
         ("steps", steps),
+        *summary.held_out,
         ("mean reward, first 3 steps", _fmt_reward(summary.reward_first3)),
         ("mean reward, last 3 steps", _fmt_reward(summary.reward_last3)),
     ]

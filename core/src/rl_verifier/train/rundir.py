@@ -16,7 +16,7 @@ from rl_verifier.atomic import write_lines, write_text
 from rl_verifier.errors import UserError
 from rl_verifier.jsonl import read_json_objects
 
-FILES = ("metrics.jsonl", "samples.jsonl", "checkpoints.jsonl")
+FILES = ("metrics.jsonl", "samples.jsonl", "checkpoints.jsonl", "eval_samples.jsonl")
 
 
 class RunDir:

@@ -1,0 +1,79 @@
+"""Sample, score and log every (task, sample index) an eval still lacks.
+
+Each sample is scored as soon as it is sampled and its row is appended (fsynced) at once,
+so a run killed at any point keeps every finished sample, and a resumed one samples only
+the missing indices. ``timeout``/``error`` scores are kept as they are, never as wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from rl_verifier.contracts import Completion, Score, Task
+from rl_verifier.engine import Sample, ScoringEngine
+from rl_verifier.evaluation.sampling import Sampled, SamplesTasks
+from rl_verifier.resolve import RewardResolver
+
+MAX_IN_FLIGHT = 16  # samples being drawn or scored at once
+
+Key = tuple[str, int]
+
+
+@dataclass
+class Plan:
+    """What to evaluate: the tasks, their rewards and how many samples of each."""
+
+    tasks: list[Task]
+    rewards: RewardResolver
+    n: int
+
+
+def missing(plan: Plan, done: Collection[Key]) -> list[tuple[Task, int]]:
+    """Every (task, sample index) below ``n`` that has no row yet, in task order."""
+    return [(t, i) for t in plan.tasks for i in range(plan.n) if (t.id, i) not in done]
+
+
+def sample_row(task: Task, index: int, sampled: Sampled, score: Score) -> dict[str, Any]:
+    """One line of ``samples.jsonl``: the completion, how it was drawn, and its score."""
+    return {
+        "task_id": task.id,
+        "sample_index": index,
+        "seed": sampled.seed,
+        "completion": sampled.reply,
+        "tokens": sampled.tokens,
+        "turns": sampled.turns,
+        "end_reason": sampled.end_reason,
+        "sampling_s": sampled.sampling_s,
+        "score": score.model_dump(mode="json"),
+    }
+
+
+async def score_completion(
+    engine: ScoringEngine, plan: Plan, task: Task, index: int, completion: Any
+) -> Score:
+    sample = Sample(task, Completion(task_id=task.id, completion=completion), index)
+    return await engine.score_one(plan.rewards(task), sample)
+
+
+async def run_missing(
+    plan: Plan,
+    sampler: SamplesTasks,
+    engine: ScoringEngine,
+    done: Collection[Key],
+    write: Callable[[dict[str, Any]], None],
+) -> int:
+    """Sample and score what is missing, writing each row as it is finished; the count."""
+    todo = missing(plan, done)
+    gate = asyncio.Semaphore(MAX_IN_FLIGHT)
+
+    async def one(task: Task, index: int) -> None:
+        async with gate:
+            sampled = await sampler.sample(task, index)
+            score = await score_completion(engine, plan, task, index, sampled.reply)
+        write(sample_row(task, index, sampled, score))
+
+    await asyncio.gather(*(one(task, index) for task, index in todo))
+    return len(todo)
