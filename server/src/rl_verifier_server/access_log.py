@@ -54,6 +54,8 @@ def error_text(body: bytes) -> str:
     except ValueError:
         data = None
     error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):  # OpenAI's shape (the /v1 routes)
+        error = error.get("message")
     if isinstance(error, str):
         return error[:MAX_ERROR_CHARS]
     return body.decode("utf-8", "replace")[:MAX_ERROR_CHARS] or "(no body)"
