@@ -1,30 +1,43 @@
-"""Throughput of ``rlv serve`` through the real ``tinker`` SDK, and its per-call overhead.
+"""Throughput of ``rlv serve`` through the real ``tinker`` SDK beside plain transformers +
+peft doing the same work in the same run, and the server's per-call overhead.
 
-Prints, side by side:
-- sampled tokens/s (8 samples x --max-tokens new tokens, no stop)
-- forward_backward tokens/s (8 datums x --seq-len tokens, importance_sampling)
-- one training step (forward_backward + optim_step) wall time
-- per-call overhead: an SDK round trip of a 2-token forward, and a bare HTTP healthz,
-  each as a share of the training step (the overhead must be a small fraction)
+Prints, side by side with the baseline and the ratio (goal: within 10%, ratio >= 0.90):
+- sampled tokens/s for a group of 8 (8 samples x --max-tokens new tokens, no stop, KV
+  cache, batched) through a LoRA sampler, against ``PeftModel.generate`` on the same model
+  with the same LoRA shape (the prompt repeated 8 times, ``min_new_tokens`` = ``max_new``)
+- LoRA training tokens/s (8 datums x --seq-len tokens: forward_backward with
+  importance_sampling + optim_step), against a plain peft step: forward, the same loss,
+  backward, ``torch.optim.AdamW.step``
+- forward_backward alone, and the per-call overhead: an SDK round trip of a 2-token forward
+  and a bare HTTP healthz, each as a share of the training step
 
-Run: .venv/bin/python benchmarks/serve_throughput.py [--model rlv/tiny-chat]
-     [--random-model 0.5b --device cuda]   # a randomly initialised model of realistic size
+The server runs first, in its own process, then stops; the baseline runs afterwards in
+this one, so the two never share the cores.
+
+Run: .venv/bin/python benchmarks/serve_throughput.py   # SmolLM2-135M-Instruct, CPU fp32
+     [--model rlv/tiny-chat] [--device cuda]          # on a GPU: bf16 on both sides
+     [--random-model 0.5b]                            # a random model of realistic size
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import tinker
 from tinker import types
 
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.runtime.lora import DEFAULT_LORA_ALPHA
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+GROUP = 8
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 RANDOM_SIZES = {  # Qwen2-shaped configs, randomly initialised (no weights can be downloaded)
     "0.5b": {
@@ -75,11 +88,80 @@ def timed(fn, repeats: int = 3) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(times)
 
 
+def plain_peft(directory: Path, device: str, rank: int) -> tuple[Any, Any, str]:
+    """The model as a plain user would load it, with a LoRA of the server's shape."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    device = device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16  # as rlv serve
+    model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=dtype).to(device)
+    config = LoraConfig(
+        r=rank,
+        lora_alpha=int(DEFAULT_LORA_ALPHA),
+        target_modules=[*LORA_TARGETS, "lm_head"],
+        lora_dropout=0.0,
+        bias="none",
+    )
+    torch.manual_seed(0)
+    return get_peft_model(model, config), torch, device
+
+
+def baseline(
+    directory: Path, device: str, rank: int, max_tokens: int, seq_len: int
+) -> dict[str, float]:
+    """Plain transformers ``generate`` and a plain peft training step, same work."""
+    model, torch, device = plain_peft(directory, device, rank)
+    prompt = torch.tensor([list(range(10, 42))] * GROUP, device=device)
+    pad = model.config.pad_token_id if model.config.pad_token_id is not None else 0
+
+    def sample() -> None:
+        model.eval()
+        with torch.inference_mode():
+            model.generate(
+                input_ids=prompt,
+                attention_mask=torch.ones_like(prompt),
+                do_sample=True,
+                max_new_tokens=max_tokens,
+                min_new_tokens=max_tokens,
+                top_k=0,
+                pad_token_id=pad,
+            )
+
+    sample()  # warm-up
+    sample_s = timed(sample)
+    tokens = torch.tensor([list(range(3, 3 + seq_len + 1))] * GROUP, device=device)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    old = torch.full(targets.shape, -1.0, device=device)
+    advantages = torch.full(targets.shape, 0.1, device=device)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=1e-5, weight_decay=0.0)
+
+    def step() -> None:
+        model.train()
+        logits = model(input_ids=inputs).logits.float()
+        lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
+        loss = -(torch.exp(lp - old) * advantages).sum()  # importance_sampling
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step()
+    return {"sample_s": sample_s, "step_s": timed(step)}
+
+
+def model_directory(name: str) -> Path:
+    from rl_verifier_server.models import resolve
+
+    return resolve(name).directory
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="rlv/tiny-chat")
+    parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--random-model", choices=sorted(RANDOM_SIZES))
-    parser.add_argument("--device", default="auto")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--seq-len", type=int, default=128)
     parser.add_argument("--rank", type=int, default=32)
@@ -91,18 +173,19 @@ def main() -> None:
     started = time.perf_counter()
     server.start()
     startup_s = time.perf_counter() - started
-    with server:
-        os.environ.update(TINKER_BASE_URL=server.url, TINKER_API_KEY="tml-local")
-        client = tinker.ServiceClient()
+    # The client is closed (its heartbeat stopped) before the server goes.
+    with server, tinker.ServiceClient(base_url=server.url, api_key="tml-local") as client:
         training = client.create_lora_training_client(
             base_model=model, rank=args.rank, seed=0
         ).result()
         sampler = training.save_weights_and_get_sampling_client().result()
         prompt = types.ModelInput.from_ints(list(range(10, 42)))
         params = types.SamplingParams(max_tokens=args.max_tokens, stop=[], seed=0)
-        sampler.sample(prompt=prompt, num_samples=8, sampling_params=params).result()  # warm-up
+        sampler.sample(prompt=prompt, num_samples=GROUP, sampling_params=params).result()  # warm
         sample_s = timed(
-            lambda: sampler.sample(prompt=prompt, num_samples=8, sampling_params=params).result()
+            lambda: sampler.sample(
+                prompt=prompt, num_samples=GROUP, sampling_params=params
+            ).result()
         )
         tokens = list(range(3, 3 + args.seq_len + 1))
         datum = types.Datum(
@@ -113,7 +196,7 @@ def main() -> None:
                 "advantages": [0.1] * args.seq_len,
             },
         )
-        batch = [datum] * 8
+        batch = [datum] * GROUP
 
         def step() -> None:
             training.forward_backward(batch, "importance_sampling").result()
@@ -134,13 +217,19 @@ def main() -> None:
 
         http_s = timed(health, repeats=50)
 
+    plain = baseline(model_directory(model), args.device, args.rank, args.max_tokens, args.seq_len)
+    sampled = GROUP * args.max_tokens
+    trained = GROUP * args.seq_len
     print(f"model: {model}  device: {args.device}  LoRA rank {args.rank}")
-    print(f"{'figure':<46} {'value':>12}")
+    print(f"{'figure':<46} {'rlv serve':>12} {'plain':>12} {'ratio':>7}")
+    for label, ours, theirs in (
+        (f"sampled tokens/s (group of {GROUP} x {args.max_tokens} new)", sampled / sample_s,
+         sampled / plain["sample_s"]),
+        (f"trained tokens/s ({GROUP} x {args.seq_len}, fwd_bwd + optim)", trained / step_s,
+         trained / plain["step_s"]),
+    ):  # fmt: skip
+        print(f"{label:<46} {ours:>12.1f} {theirs:>12.1f} {ours / theirs:>7.2f}")
     print(f"{'start to healthz answered, s (target < 10)':<46} {startup_s:>12.2f}")
-    print(
-        f"{f'sampled tokens/s (8 x {args.max_tokens} new)':<46} "
-        f"{8 * args.max_tokens / sample_s:>12.1f}"
-    )
     print(
         f"{f'forward_backward tokens/s (8 x {args.seq_len})':<46} "
         f"{8 * args.seq_len / fwdbwd_s:>12.1f}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,14 +57,13 @@ class Api:
             return Answer(response.status_code, value=data)
         while True:
             polled = self.post("retrieve_future", {"request_id": data["request_id"]})
+            if polled.status_code == 408:  # the long poll ended first: poll again
+                continue
             if polled.status_code >= 300:
                 return Answer(polled.status_code, error=polled.text)
             if polled.headers.get("content-type", "").startswith(PROTO):
                 return Answer(response.status_code, value=polled.content)
             outcome = polled.json()
-            if outcome.get("type") == "try_again":
-                time.sleep(0.05)
-                continue
             if "error" in outcome:
                 category = str(outcome.get("category", "server"))
                 return Answer(response.status_code, error=outcome["error"], category=category)

@@ -1,7 +1,8 @@
 """Failed requests in the server's log: every answer of 400 or more is logged at warning
 level with its method, path, status and error, so a client's mistake is visible on the
-server too (the access log itself stays off). Failed futures are logged where they
-resolve (``futures``)."""
+server too (the access log itself stays off). Not a failure: a long poll of
+``retrieve_future`` that ended before its request (408, polled again). Failed futures are
+logged where they resolve (``futures``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("rl_verifier_server")
 MAX_ERROR_CHARS = 500
+LONG_POLL = ("/api/v1/retrieve_future", 408)
 
 
 class LogFailures:
@@ -31,6 +33,8 @@ class LogFailures:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                if (scope.get("path"), status) == LONG_POLL:
+                    status = 0  # not a failure: the client polls again
             elif message["type"] == "http.response.body" and status >= 400:
                 if len(body) < MAX_ERROR_CHARS:
                     body.extend(message.get("body", b"")[:MAX_ERROR_CHARS])
@@ -54,6 +58,8 @@ def error_text(body: bytes) -> str:
     except ValueError:
         data = None
     error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):  # OpenAI's shape (the /v1 routes)
+        error = error.get("message")
     if isinstance(error, str):
         return error[:MAX_ERROR_CHARS]
     return body.decode("utf-8", "replace")[:MAX_ERROR_CHARS] or "(no body)"

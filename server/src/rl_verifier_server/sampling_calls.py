@@ -54,7 +54,7 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
     sequence_ids = [f"{batch}:{i}" for i in range(call.num_samples)]
 
     def work() -> Outcome:
-        sampler = _sampler_for(service, sampler_id, source)
+        sampler = sampler_for(service, sampler_id, source)
         sequences = sampler.host.sampling.sample(
             sampler.adapter,
             call.tokens,
@@ -104,7 +104,17 @@ def _open(service: Service, sampler_id: str, session_id: str, source: Source) ->
     service.samplers.add(sampler)
 
 
-def _sampler_for(service: Service, sampler_id: str | None, source: Source) -> ClientSampler:
+def model_source(service: Service, model: str) -> Source:
+    """An OpenAI request's ``model``: a ``tinker://`` checkpoint path or a base model name."""
+    if model.startswith("tinker://"):
+        ref = CheckpointRef.parse(model)
+        service.store.read_meta(ref)
+        return ref, None
+    service.hosts.check(model)
+    return None, model
+
+
+def sampler_for(service: Service, sampler_id: str | None, source: Source) -> ClientSampler:
     """The sampler a request names, most recently used from now on."""
     if sampler_id is None:  # ad hoc, by checkpoint or base model
         ref, base_model = source

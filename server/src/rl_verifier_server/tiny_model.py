@@ -17,9 +17,8 @@ small Llama-architecture chat model from scratch:
 The build is deterministic (same library versions give byte-identical files), takes about
 0.1 s once torch and transformers are imported (importing them is most of a cold build's
 3-4 s), and is cached: :func:`ensure_tiny_model` returns
-the cached directory without importing torch when it already exists. Builds go into a
-temporary directory next to the target, which is renamed into place under a file lock, so
-concurrent builders never leave a half-written model behind.
+the cached directory without importing torch when it already exists (``model_cache``:
+built aside, renamed into place under a file lock).
 
 The model is untrained: it produces near-uniform next-token distributions. It exists so that
 the whole training stack (sampling, LoRA forward/backward, optimiser steps, checkpoints) can
@@ -28,18 +27,15 @@ run end to end on a CPU in tests and examples.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import shutil
 import zlib
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import publish_directory, write_text
+from rl_verifier import write_text
+from rl_verifier_server.model_cache import default_cache_dir, ensure_built
 
 TINY_MODEL_NAME = "rlv/tiny-chat"
 # Bump whenever the recipe below (corpus, tokenizer settings, architecture, init) changes, so
@@ -101,18 +97,6 @@ _REQUIRED_FILES = (
 # Public API
 
 
-def builtin_models() -> tuple[str, ...]:
-    """Names of the built-in models every ``rlv serve`` offers (cheap: imports no torch)."""
-    return (TINY_MODEL_NAME,)
-
-
-def default_cache_dir() -> Path:
-    """``$RLV_CACHE_DIR/models``, or ``~/.cache/rl-verifier/models`` when it is unset."""
-    root = os.environ.get("RLV_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "rl-verifier"
-    return base / "models"
-
-
 def tiny_model_dir(cache_dir: Path | None = None) -> Path:
     """Where :func:`ensure_tiny_model` keeps the model inside ``cache_dir``."""
     base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -128,20 +112,7 @@ def ensure_tiny_model(cache_dir: Path | None = None) -> Path:
     ``AutoTokenizer.from_pretrained(path, local_files_only=True)``. A cached model is returned
     without importing torch or transformers.
     """
-    target = tiny_model_dir(cache_dir)
-    if _is_complete(target):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive_lock(target.parent / f".{target.name}.lock") as locked:
-        if _is_complete(target):  # another process finished it while we waited
-            return target
-        if target.exists():  # incomplete, and not made by this function: start over
-            shutil.rmtree(target)
-        # Locked, no other builder is running: anything half-built is a leftover. Without a
-        # lock (no fcntl) another builder may win the rename; its build is byte-identical.
-        with publish_directory(target, accept_existing=_is_complete, clear_stale=locked) as tmp:
-            build_tiny_model(tmp)
-    return target
+    return ensure_built(tiny_model_dir(cache_dir), _REQUIRED_FILES, build_tiny_model)
 
 
 def describe_tiny_model() -> dict[str, Any]:
@@ -377,28 +348,8 @@ def _init_weights(model: Any) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Files and locking
-
-
-def _is_complete(path: Path) -> bool:
-    return all((path / name).is_file() for name in _REQUIRED_FILES)
+# Files
 
 
 def _write_json(path: Path, obj: dict[str, Any]) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
-
-
-@contextlib.contextmanager
-def _exclusive_lock(path: Path) -> Iterator[bool]:
-    """Hold an exclusive ``flock`` on ``path``; yields False where fcntl is unavailable."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX: rely on rename-if-absent
-        yield False
-        return
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield True
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -1,8 +1,8 @@
 """Base models a local ``rlv serve`` can load, known without starting it (or importing torch).
 
 A run with ``backend = "local"`` starts the server and preloads its ``base_model`` (as the
-server's operator), so the model may be: a built-in one (``rlv/tiny-chat``), a local
-Hugging Face model directory (one with ``config.json``), or a hub id already in the local
+server's operator), so the model may be: a built-in one (``rlv/tiny-chat``, SmolLM2), a
+local Hugging Face model directory (one with ``config.json``), or a hub id already in the local
 Hugging Face cache. Anything else would only fail once the server is up.
 """
 
@@ -47,7 +47,7 @@ def check_local_model(name: str, hub_cache: Path | None = None) -> None:
 def builtin_models() -> tuple[str, ...]:
     """The server's built-in models; raises when the server is not installed."""
     try:
-        from rl_verifier_server.tiny_model import builtin_models as server_builtins
+        from rl_verifier_server.builtins import builtin_models as server_builtins
     except ImportError:
         raise UserError(
             "backend=local needs rl-verifier-server: pip install 'rl-verifier[local]'"

@@ -11,13 +11,16 @@
 * Stop conditions: a stop token id is kept as the last output token; a stop string ends the
   sequence at the token that completes it, and that token is kept. ``stop=None`` means the
   model's EOS ids, ``stop=[]`` means only ``max_tokens``.
+* On request, each token also carries the ``top_logprobs`` most likely tokens at its
+  position (temperature 1), and ``on_token(sample, token, logprob, top)`` hears of each
+  token as it is drawn (for streaming).
 """
 
 from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +30,9 @@ from torch import Tensor
 from rl_verifier import UserError
 from rl_verifier_server.runtime.logprobs import token_logprobs
 from rl_verifier_server.runtime.types import SampledSequence
+
+# on_token(sample, token, logprob, top): a token was drawn for sample ``sample``
+OnToken = Callable[[int, int, float, list[tuple[int, float]]], None]
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,8 @@ def generate(
     generator: torch.Generator,
     last_logits_only: bool,
     cache_arg: str = "cache",
+    top_logprobs: int = 0,
+    on_token: OnToken | None = None,
 ) -> list[SampledSequence]:
     """Sample ``num_samples`` continuations of ``prompt`` (int64 [T] on the model's device).
 
@@ -142,17 +150,23 @@ def generate(
     tokens: list[list[int]] = [[] for _ in rows]
     logprobs: list[list[float]] = [[] for _ in rows]
     drawn_logprobs: list[list[float]] = [[] for _ in rows]
+    tops: list[list[list[tuple[int, float]]]] = [[] for _ in rows]
     reasons = ["length"] * num_samples
     for step in range(max_tokens):
         chosen, drawn = params.choose(logits, generator)
         chosen_lps = token_logprobs(logits, chosen)
         keep: list[int] = []
         steps = zip(chosen.tolist(), chosen_lps.tolist(), drawn.tolist(), strict=True)
+        best = _top(logits, top_logprobs)
         for j, (token, lp, drawn_lp) in enumerate(steps):
             sample = rows[j]
             tokens[sample].append(token)
             logprobs[sample].append(lp)
             drawn_logprobs[sample].append(drawn_lp)
+            if best is not None:
+                tops[sample].append(best[j])
+            if on_token is not None:
+                on_token(sample, token, lp, best[j] if best is not None else [])
             if stop.hit(tokens[sample]):
                 reasons[sample] = "stop"
             else:
@@ -168,9 +182,18 @@ def generate(
         cache = _cache_of(out)
         logits = out.logits[:, -1, :]
     return [
-        SampledSequence(t, lp, r, d)
-        for t, lp, r, d in zip(tokens, logprobs, reasons, drawn_logprobs, strict=True)
+        SampledSequence(t, lp, r, d, top)
+        for t, lp, r, d, top in zip(tokens, logprobs, reasons, drawn_logprobs, tops, strict=True)
     ]
+
+
+def _top(logits: Tensor, count: int) -> list[list[tuple[int, float]]] | None:
+    """Per row, the ``count`` most likely tokens with their logprobs (None for 0)."""
+    if count <= 0:
+        return None
+    values, ids = torch.log_softmax(logits.float(), dim=-1).topk(count, dim=-1)
+    rows = zip(ids.tolist(), values.tolist(), strict=True)
+    return [list(zip(i, v, strict=True)) for i, v in rows]
 
 
 def _cache_of(output: Any) -> Any:

@@ -10,6 +10,7 @@ import torch
 from rl_verifier import UserError
 from rl_verifier_server.runtime.datums import check_tokens
 from rl_verifier_server.runtime.decoding import (
+    OnToken,
     SamplingParams,
     StopCriteria,
     generate,
@@ -40,9 +41,14 @@ class Sampling:
         top_k: int = -1,
         stop: Sequence[str] | Sequence[int] | str | None = None,
         seed: int | None = None,
+        *,
+        stop_at_eos: bool = False,
+        top_logprobs: int = 0,
+        on_token: OnToken | None = None,
     ) -> list[SampledSequence]:
         """``num_samples`` continuations of ``prompt``; see ``runtime.decoding`` for the
-        rules. max_tokens None: up to the context length."""
+        rules. max_tokens None: up to the context length. ``stop_at_eos``: the model's EOS
+        ids end a sequence as well as ``stop`` (as OpenAI's ``stop`` works)."""
         base = self.base
         tokens = check_tokens(prompt, base.vocab_size, "prompt")
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
@@ -60,6 +66,8 @@ class Sampling:
         params = SamplingParams(float(temperature), float(top_p), top_k)
         params.validate()
         criteria = StopCriteria.parse(stop, set(base.eos_token_ids), base.tokenizer)
+        if stop_at_eos:
+            criteria.token_ids |= set(base.eos_token_ids)
         base.adapters.activate(self.snapshots.resident_lora(sampler_id))
         generator = make_generator(torch.device(base.device), seed)
         with torch.inference_mode():
@@ -73,6 +81,8 @@ class Sampling:
                 generator,
                 base.logits_to_keep,
                 base.cache_arg,
+                top_logprobs,
+                on_token,
             )
 
     def prompt_logprobs(self, sampler_id: str | None, tokens: list[int]) -> list[float]:

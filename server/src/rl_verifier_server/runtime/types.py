@@ -101,6 +101,8 @@ class SampledSequence:
     logprobs: list[float]  # under the model at temperature 1 (what forward() computes)
     stop_reason: str  # "stop" | "length"
     drawn_logprobs: list[float] = field(default_factory=list)  # under the distribution used
+    # per token, the most likely tokens and their logprobs (temperature 1), when asked for
+    top_logprobs: list[list[tuple[int, float]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,206 @@
+"""OpenAI-compatible generation on a base model or a saved checkpoint: render the prompts,
+sample ``n`` choices each, and shape the answer (whole, or as stream chunks).
+
+``generate`` runs on the compute thread; ``on_piece`` (streaming) hears each piece of text
+that became safe to send, with its tokens.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rl_verifier import UserError
+from rl_verifier_server.openai_request import GenerateCall
+from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
+from rl_verifier_server.sampling_calls import Source, sampler_for
+from rl_verifier_server.service import Service
+
+# on_piece(tokenizer, index, text, tokens, finish_reason): choice ``index`` has more text
+OnPiece = Callable[[Any, int, str, list[TokenInfo], str | None], None]
+
+
+@dataclass
+class Generated:
+    """What ``generate`` made: the choices in order, and the token counts."""
+
+    choices: list[ChoiceText]
+    finish_reasons: list[str]
+    prompt_tokens: int
+    completion_tokens: int
+    tokenizer: Any
+
+
+def generate(
+    service: Service, call: GenerateCall, source: Source, on_piece: OnPiece | None = None
+) -> Generated:
+    """Sample every choice of ``call`` (compute thread)."""
+    sampler = sampler_for(service, None, source)
+    max_tokens = service.limits.max_tokens
+    base = sampler.host.base
+    tokenizer = base.tokenizer
+    eos = frozenset(base.eos_token_ids)
+    choices: list[ChoiceText] = []
+    reasons: list[str] = []
+    prompt_count = completion_count = 0
+    for p, prompt in enumerate(prompt_tokens(tokenizer, call)):
+        group = [ChoiceText(tokenizer, call.stop, eos) for _ in range(call.n)]
+
+        def heard(sample: int, token: int, lp: float, top: list[tuple[int, float]]) -> None:
+            choice = group[sample]  # noqa: B023 - used before the loop moves on
+            choice.add(token, lp, top)
+            if on_piece is not None:
+                piece, tokens = choice.release()
+                if piece or tokens:
+                    on_piece(tokenizer, p * call.n + sample, piece, tokens, None)  # noqa: B023
+
+        room = base.max_context - len(prompt)
+        limit = call.max_tokens if call.max_tokens is not None else min(room, max_tokens)
+        if limit > room:
+            raise UserError(
+                f"the prompt ({len(prompt)} tokens) plus 'max_tokens' ({limit}) exceeds this "
+                f"model's context length of {base.max_context}"
+            )
+        sequences = sampler.host.sampling.sample(
+            sampler.adapter,
+            prompt,
+            num_samples=call.n,
+            max_tokens=limit,
+            temperature=call.temperature,
+            top_p=call.top_p,
+            stop=call.stop,
+            seed=None if call.seed is None else call.seed + p,
+            stop_at_eos=True,
+            top_logprobs=call.top_logprobs,
+            on_token=heard,
+        )
+        for sample, (choice, sequence) in enumerate(zip(group, sequences, strict=True)):
+            reason = "stop" if sequence.stop_reason == "stop" or choice.stopped else "length"
+            reasons.append(reason)
+            completion_count += len(sequence.tokens)
+            if on_piece is not None:
+                piece, tokens = choice.release(final=True)
+                on_piece(tokenizer, p * call.n + sample, piece, tokens, reason)
+        choices += group
+        prompt_count += len(prompt)
+    return Generated(choices, reasons, prompt_count, completion_count, tokenizer)
+
+
+def prompt_tokens(tokenizer: Any, call: GenerateCall) -> list[list[int]]:
+    if call.messages is not None:
+        if not getattr(tokenizer, "chat_template", None):
+            raise UserError(
+                f"model '{call.model}' has no chat template: use /v1/completions with a prompt"
+            )
+        text = tokenizer.apply_chat_template(
+            call.messages, add_generation_prompt=True, tokenize=False
+        )
+        return [list(tokenizer.encode(text, add_special_tokens=False))]
+    if call.texts is not None:
+        encoded = [list(tokenizer.encode(text)) for text in call.texts]
+        if any(not tokens for tokens in encoded):
+            raise UserError("'prompt' must not be empty")
+        return encoded
+    assert call.prompts is not None
+    return call.prompts
+
+
+# Shapes --------------------------------------------------------------------------------------
+
+
+class Shaper:
+    """The JSON of one request's answer or stream chunks."""
+
+    def __init__(self, call: GenerateCall) -> None:
+        self.call = call
+        chat = call.kind == "chat"
+        self.id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
+        self.created = int(time.time())
+        self.object = "chat.completion" if chat else "text_completion"
+        self.chunk_object = "chat.completion.chunk" if chat else "text_completion"
+
+    def answer(self, done: Generated) -> dict[str, Any]:
+        choices = []
+        for index, (choice, reason) in enumerate(
+            zip(done.choices, done.finish_reasons, strict=True)
+        ):
+            text = choice.text()
+            logprobs = self.logprobs(done.tokenizer, choice.visible_tokens(), 0)
+            if self.call.kind == "chat":
+                message = {"role": "assistant", "content": text}
+                choices.append(
+                    {"index": index, "message": message, "logprobs": logprobs,
+                     "finish_reason": reason}
+                )  # fmt: skip
+            else:
+                choices.append(
+                    {"index": index, "text": text, "logprobs": logprobs, "finish_reason": reason}
+                )
+        return {**self.head(self.object), "choices": choices, "usage": self.usage(done)}
+
+    def chunk(
+        self, tokenizer: Any, index: int, text: str, tokens: list[TokenInfo], end: str | None,
+        offset: int, first: bool,
+    ) -> dict[str, Any]:  # fmt: skip
+        """One stream chunk for choice ``index``; ``offset``: characters sent before."""
+        logprobs = self.logprobs(tokenizer, tokens, offset) if tokens else None
+        if self.call.kind == "chat":
+            delta: dict[str, Any] = {"role": "assistant"} if first else {}
+            if text or first:
+                delta["content"] = text
+            choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": end}
+        else:
+            choice = {"index": index, "text": text, "logprobs": logprobs, "finish_reason": end}
+        return {**self.head(self.chunk_object), "choices": [choice]}
+
+    def usage_chunk(self, done: Generated) -> dict[str, Any]:
+        return {**self.head(self.chunk_object), "choices": [], "usage": self.usage(done)}
+
+    def head(self, kind: str) -> dict[str, Any]:
+        return {"id": self.id, "object": kind, "created": self.created, "model": self.call.model}
+
+    def usage(self, done: Generated) -> dict[str, int]:
+        return {
+            "prompt_tokens": done.prompt_tokens,
+            "completion_tokens": done.completion_tokens,
+            "total_tokens": done.prompt_tokens + done.completion_tokens,
+        }
+
+    def logprobs(self, tokenizer: Any, tokens: list[TokenInfo], offset: int) -> Any:
+        if not self.call.logprobs:
+            return None
+        if self.call.kind == "chat":
+            return {"content": [chat_logprob(tokenizer, t) for t in tokens], "refusal": None}
+        texts = [token_text(tokenizer, t.token) for t in tokens]
+        offsets = []
+        for text in texts:
+            offsets.append(offset)
+            offset += len(text)
+        tops = (
+            [{token_text(tokenizer, i): lp for i, lp in t.top} for t in tokens]
+            if self.call.top_logprobs
+            else None
+        )
+        return {
+            "tokens": texts,
+            "token_logprobs": [t.logprob for t in tokens],
+            "top_logprobs": tops,
+            "text_offset": offsets,
+        }
+
+
+def chat_logprob(tokenizer: Any, info: TokenInfo) -> dict[str, Any]:
+    text = token_text(tokenizer, info.token)
+    top = [
+        {"token": (t := token_text(tokenizer, i)), "logprob": lp, "bytes": list(t.encode())}
+        for i, lp in info.top
+    ]
+    return {
+        "token": text,
+        "logprob": info.logprob,
+        "bytes": list(text.encode()),
+        "top_logprobs": top,
+    }
