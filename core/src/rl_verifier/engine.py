@@ -80,7 +80,12 @@ class ScoringEngine:
     async def score_one(self, reward: Reward, sample: Sample) -> Score:
         start = time.perf_counter()
         names = reward.names
-        verdicts = await asyncio.gather(*(self._judge(reward.verifiers[n], sample) for n in names))
+        if len(names) == 1:  # no gather: one task less per sample
+            verdicts = [await self._judge(reward.verifiers[names[0]], sample)]
+        else:
+            verdicts = await asyncio.gather(
+                *(self._judge(reward.verifiers[n], sample) for n in names)
+            )
         elapsed = time.perf_counter() - start
         by_name = dict(zip(names, verdicts, strict=True))
         for name, verdict in by_name.items() if self.keep_scores else ():
