@@ -63,11 +63,11 @@ class Category:
         return f"Category({self.name!r})"
 
 
-@lru_cache(maxsize=1024)
 def category_of(question_id: str) -> Category:
     """The category of a question id (``live_simple_3-1-0`` is ``live_simple``)."""
-    name = question_id.split(":")[0].rsplit("_", 1)[0]
-    return named_category(name, f"of id {question_id!r}")
+    name = question_id.split(":", 1)[0].rsplit("_", 1)[0]
+    found = _KNOWN_CATEGORIES.get(name)
+    return found if found is not None else named_category(name, f"of id {question_id!r}")
 
 
 @lru_cache(maxsize=64)
@@ -77,3 +77,6 @@ def named_category(name: str, where: str = "") -> Category:
         known = ", ".join(sorted(KNOWN))
         raise UnknownCategory(f"unknown BFCL category {name!r} {where}(known: {known})")
     return Category(name)
+
+
+_KNOWN_CATEGORIES = {name: named_category(name) for name in KNOWN}
