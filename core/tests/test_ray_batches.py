@@ -111,6 +111,10 @@ def test_batch_request_sends_each_task_once_and_refuses_what_cannot_be_encoded()
     assert list(failures) == [3] and "cannot send this sample" in (failures[3].error or "")
     assert [task["id"] for task in message["tasks"]] == ["t", "u"]
     assert [slot for slot, _ in message["samples"]] == [0, 0, 0, 1]
+    chat = Completion(task_id="t", completion=[{"role": "assistant", "content": "4"}])
+    for completion in (samples[0][1], chat):
+        message, _, _ = batch_request("key", [(TASK, completion)])
+        assert message["samples"][0][1] == completion.model_dump(mode="json")
 
 
 def answer(verifier: Verifier, commands: list[str], timeout_s: float) -> dict[str, object]:

@@ -37,7 +37,7 @@ def batch_request(
             if slot is None:
                 tasks.append(task.model_dump(mode="json"))
                 slot = slots[id(task)] = len(tasks) - 1
-            items.append((slot, completion.model_dump(mode="json")))
+            items.append((slot, _completion_data(completion)))
         except Exception as exc:  # noqa: BLE001 - a sample's own data, never a crash
             failures[position] = Verdict.failed(
                 f"cannot send this sample to a worker: {describe(exc)}"
@@ -45,6 +45,13 @@ def batch_request(
             continue
         sent.append(position)
     return {"op": "verify_batch", "key": key, "tasks": tasks, "samples": items}, sent, failures
+
+
+def _completion_data(completion: Completion) -> Message:
+    """``completion.model_dump(mode="json")``; a plain-text one without pydantic's walk."""
+    if type(completion.completion) is str:
+        return {"task_id": completion.task_id, "completion": completion.completion}
+    return completion.model_dump(mode="json")
 
 
 # Answers (the worker's side) -------------------------------------------------------------
