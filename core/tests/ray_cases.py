@@ -26,7 +26,7 @@ from rlv_test_verifiers import Behaviour, Sleeper  # noqa: E402
 from rl_verifier import Status, Task  # noqa: E402
 from rl_verifier.builtin import ExactMatch, FormatGate  # noqa: E402
 from rl_verifier.contracts import Score  # noqa: E402
-from rl_verifier.engine import Sample, score_batch  # noqa: E402
+from rl_verifier.engine import Sample, ScoringEngine, score_batch  # noqa: E402
 from rl_verifier.executors import Executor, ProcessExecutor  # noqa: E402
 from rl_verifier.ray_executor import RayExecutor, init_ray, shutdown_ray  # noqa: E402
 from rl_verifier.reward import Reward  # noqa: E402
@@ -156,3 +156,75 @@ def test_cli_ray_executor_writes_same_scores(tmp_path: Path, ray_instance: str) 
         outputs[name] = [{k: v for k, v in r.items() if k != "elapsed_s"} for r in found]
     assert outputs["ray"] == outputs["process"]
     assert [r["reward"] for r in outputs["ray"]] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+
+
+# Batches: several samples per actor call --------------------------------------------------
+
+
+def batched_score(verifier: Any, commands: list[str], workers: int = 2) -> list[Score]:
+    """Score ``commands`` through a batched executor, first warming it up so that its queue
+    knows the verifier's cost and sends real batches; checks the batch path ran."""
+    executor = RayExecutor(workers=workers, max_batch=64)
+
+    async def main() -> list[Score]:
+        reward = Reward.of(verifier)
+        warm = [(reward, Sample(TASK, as_completion(TASK, "ok 1"), i)) for i in range(200)]
+        jobs = [(reward, Sample(TASK, as_completion(TASK, c), i)) for i, c in enumerate(commands)]
+        async with executor:
+            await ScoringEngine(executor).score(warm)
+            scores = await ScoringEngine(executor).score(jobs)
+            assert max(p.queue.peak for p in executor._pools.values()) > 1
+        return scores
+
+    return asyncio.run(main())
+
+
+def assert_one_row_each(scores: list[Score], count: int) -> None:
+    assert sorted(s.sample_index for s in scores) == list(range(count))
+
+
+def test_batched_same_results_as_one_sample_per_call() -> None:
+    commands = ["ok 0.5", "raise", "invalid", "range", "wrong_type", "ok 1"] * 20
+    batched = batched_score(Behaviour({}), commands)
+    single = score(Behaviour({}), commands, RayExecutor(workers=2, max_batch=1))
+    assert rows(batched) == rows(single)
+    assert_one_row_each(batched, len(commands))
+
+
+def test_timeout_in_a_batch_is_only_its_sample() -> None:
+    commands = ["ok 1"] * 60 + ["spin"] + ["ok 0.5"] * 60
+    scores = batched_score(Behaviour({"timeout_s": 1.0}), commands)
+    assert_one_row_each(scores, len(commands))
+    statuses = [s.status for s in scores]
+    assert statuses[60] == Status.TIMEOUT and "1.0s" in (scores[60].error or "")
+    assert statuses[:60] + statuses[61:] == [Status.OK] * 120
+    assert [s.reward for s in scores] == [1.0] * 60 + [0.0] + [0.5] * 60
+
+
+def test_timeout_in_a_batch_of_an_async_verifier() -> None:
+    commands = ["0.001"] * 40 + ["5"] + ["0.001"] * 40
+    executor = RayExecutor(workers=1, max_batch=64)
+
+    async def main() -> list[Score]:
+        reward = Reward.of(Sleeper({"timeout_s": 1.0}))
+        warm = [(reward, Sample(TASK, as_completion(TASK, "0"), i)) for i in range(100)]
+        jobs = [(reward, Sample(TASK, as_completion(TASK, c), i)) for i, c in enumerate(commands)]
+        async with executor:
+            await ScoringEngine(executor).score(warm)
+            scores = await ScoringEngine(executor).score(jobs)
+            assert max(p.queue.peak for p in executor._pools.values()) > 1
+        return scores
+
+    scores = asyncio.run(main())
+    assert_one_row_each(scores, len(commands))
+    assert [s.status for s in scores] == [Status.OK] * 40 + [Status.TIMEOUT] + [Status.OK] * 40
+
+
+def test_crash_in_a_batch_is_an_error_row_and_no_row_is_lost() -> None:
+    commands = ["ok 1"] * 50 + ["exit"] + ["ok 0.5"] * 50 + ["exit"] + ["ok 1"] * 10
+    scores = batched_score(Behaviour({}), commands)
+    assert_one_row_each(scores, len(commands))
+    errors = [i for i, s in enumerate(scores) if s.status == Status.ERROR]
+    assert errors == [50, 101]
+    assert all("actor died" in (scores[i].error or "") for i in errors)
+    assert [s.reward for s in scores] == [1.0] * 50 + [0.0] + [0.5] * 50 + [0.0] + [1.0] * 10

@@ -149,9 +149,12 @@ class ScoringEngine:
 
     async def score_one(self, reward: Reward, sample: Sample) -> Score:
         names = reward.names
-        judged = await asyncio.gather(
-            *(self._judge(reward.verifiers[n], reward.versions[n], sample) for n in names)
-        )
+        if len(names) == 1:  # no gather: one task less per sample
+            judged = [await self._judge(reward.verifiers[names[0]], reward.versions[names[0]], sample)]
+        else:
+            judged = await asyncio.gather(
+                *(self._judge(reward.verifiers[n], reward.versions[n], sample) for n in names)
+            )
         # The verifiers run side by side; a reused verdict keeps the time it first took.
         elapsed = max(j.elapsed_s for j, _ in judged)
         verdicts = [j.verdict for j, _ in judged]

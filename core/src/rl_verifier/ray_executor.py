@@ -10,8 +10,17 @@ Tasks and completions travel as plain dicts, verdicts come back as dicts. Every 
 on Ray has a deadline: a sample past ``timeout_s`` is ``timeout`` and its actor is
 killed (so the hung work really stops) and recreated on next use; an actor that dies
 turns its sample into ``error`` with Ray's message. Each actor runs at most
-``actor_concurrency`` samples at once (one by default, as a worker process does), which
+``actor_concurrency`` calls at once (one by default, as a worker process does), which
 bounds what is in flight and in the object store however large the batch.
+
+Samples travel in batches (``max_batch``, 256 by default; 1 sends each sample alone): a
+call carries about ``batch_target_s`` of work for the verifier's measured cost per
+sample, so a cheap check pays Ray's round trip once per batch and an expensive one still
+goes one sample at a time. Deadlines stay per sample: the actor cuts a sample at its
+``timeout_s`` and the executor kills that actor and sends the rest again; a batch whose
+actor dies, or that does not answer at all, is sent again one sample per call, so the
+sample that crashed or hung is the one that gets ``error`` or ``timeout``
+(``ray_batches.py`` holds the queue, ``batch_calls.py`` the batch messages).
 
 Ray is imported only when the executor starts; the core works without it.
 """
@@ -24,12 +33,15 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rl_verifier.batch_calls import batch_request, verify_batch_answer
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
 from rl_verifier.executors import Executor
+from rl_verifier.ray_batches import BatchQueue, Item
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
@@ -45,6 +57,11 @@ from rl_verifier.verifier_calls import (
 )
 
 CLOSE_TIMEOUT_S = 10.0
+MAX_BATCH = 256
+BATCH_TARGET_S = 0.02  # work per batch: Ray's ~1 ms round trip is then a few percent
+# A batch that has not answered by its last sample's deadline plus this, and plus ten
+# times its expected work, is taken for a wedged actor and sent again sample by sample.
+BATCH_GRACE_S = 5.0
 _temp_dirs: list[str] = []  # log folders of local instances this process started
 
 
@@ -112,6 +129,10 @@ class VerifierHost:
         assert self.verifier is not None, "open() first"
         return await verify_answer(self.verifier, request)
 
+    async def verify_batch(self, request: Message, timeout_s: float) -> Message:
+        assert self.verifier is not None, "open() first"
+        return await verify_batch_answer(self.verifier, request, timeout_s)
+
     async def close(self) -> None:
         if self.verifier is not None:
             await self.verifier.close()
@@ -129,13 +150,14 @@ class _Slot:
 class _Pool:
     """The actors serving one verifier configuration."""
 
-    def __init__(self, opening: Message, size: int, per_actor: int) -> None:
+    def __init__(self, opening: Message, size: int, per_actor: int, queue: BatchQueue) -> None:
         self.opening = opening
         self.slots = [_Slot() for _ in range(size)]
         self.free: asyncio.Queue[int] = asyncio.Queue()
         for _ in range(per_actor):
             for index in range(size):
                 self.free.put_nowait(index)
+        self.queue = queue
 
 
 class RayExecutor(Executor):
@@ -149,19 +171,27 @@ class RayExecutor(Executor):
         actor_cpus: float | None = None,
         runtime_env: dict[str, Any] | None = None,
         open_timeout_s: float = 600.0,
+        max_batch: int = MAX_BATCH,
+        batch_target_s: float = BATCH_TARGET_S,
     ) -> None:
+        """``max_batch``: most samples per actor call (1: one sample per call, as before
+        batching); ``batch_target_s``: the work a batch aims at."""
         self.address = address
         self.workers = workers
         self.actor_concurrency = actor_concurrency
         self.actor_cpus = actor_cpus
         self.runtime_env = runtime_env
         self.open_timeout_s = open_timeout_s
-        self.capacity = (workers or os.cpu_count() or 1) * actor_concurrency
+        self.max_batch = max(1, max_batch)
+        self.batch_target_s = batch_target_s
+        self.capacity = (workers or os.cpu_count() or 1) * actor_concurrency * self.max_batch
         self._ray: Any = None
         self._remote: Any = None
         self._owns_ray = False
         self._pools: dict[str, _Pool] = {}
         self._slots: asyncio.Semaphore | None = None
+        self._openings: dict[int, tuple[Verifier, Message]] = {}
+        self._drains: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         self._ray = _import_ray()
@@ -169,22 +199,22 @@ class RayExecutor(Executor):
         if self.workers is None:
             cpus = int(self._ray.cluster_resources().get("CPU", 1))
             self.workers = max(cpus, 1)
-        self.capacity = self.workers * self.actor_concurrency
-        self._slots = asyncio.Semaphore(self.capacity)
+        lanes = self.workers * self.actor_concurrency
+        self.capacity = lanes * self.max_batch
+        self._slots = asyncio.Semaphore(lanes)
         self._remote = self._ray.remote(VerifierHost)
 
     async def run(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
         if self._ray is None:
             await self.start()
+        if self.max_batch > 1:
+            return await self._run_batched(verifier, task, completion)
         assert self._slots is not None
         try:
             opening = open_request(verifier)
         except UserError as exc:
             return Verdict.failed(str(exc))
-        key = opening["key"] + ":" + opening["cls"]
-        pool = self._pools.get(key)
-        if pool is None:
-            pool = self._pools[key] = _Pool(opening, self.workers or 1, self.actor_concurrency)
+        pool = self._pool(opening)
         request = verify_request(opening["key"], task, completion)
         if isinstance(request, Verdict):
             return request
@@ -196,6 +226,132 @@ class RayExecutor(Executor):
                 return Verdict.failed(f"ray executor: {describe(exc)}")
             finally:
                 pool.free.put_nowait(index)
+
+    def _pool(self, opening: Message) -> _Pool:
+        key = opening["key"] + ":" + opening["cls"]
+        pool = self._pools.get(key)
+        if pool is None:
+            lanes = (self.workers or 1) * self.actor_concurrency
+            queue = BatchQueue(self.max_batch, self.batch_target_s, lanes)
+            pool = _Pool(opening, self.workers or 1, self.actor_concurrency, queue)
+            self._pools[key] = pool
+        return pool
+
+    async def _run_batched(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
+        known = self._openings.get(id(verifier))
+        if known is None or known[0] is not verifier:
+            try:
+                known = self._openings[id(verifier)] = (verifier, open_request(verifier))
+            except UserError as exc:
+                return Verdict.failed(str(exc))
+        pool = self._pool(known[1])
+        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+        pool.queue.waiting.append(Item(task, completion, verifier.timeout_s, future))
+        self._start_drains(pool)
+        return await future
+
+    def _start_drains(self, pool: _Pool) -> None:
+        """Put every free actor position of ``pool`` to work on what is waiting."""
+        while pool.queue.waiting and not pool.free.empty():
+            drain = asyncio.get_running_loop().create_task(
+                self._drain(pool, pool.free.get_nowait())
+            )
+            self._drains.add(drain)
+            drain.add_done_callback(self._drains.discard)
+
+    async def _drain(self, pool: _Pool, index: int) -> None:
+        """Send batches from ``pool``'s queue through one actor position until it is empty."""
+        assert self._slots is not None
+        try:
+            while batch := pool.queue.take():
+                async with self._slots:
+                    try:
+                        await self._send(pool, pool.slots[index], batch)
+                    except Exception as exc:  # noqa: BLE001 - every sample gets a verdict
+                        failure = Verdict.failed(f"ray executor: {describe(exc)}")
+                        for item in batch:
+                            item.settle(failure)
+        finally:
+            pool.free.put_nowait(index)
+
+    async def _send(self, pool: _Pool, slot: _Slot, batch: list[Item]) -> None:
+        """Judge ``batch`` on ``slot``'s actor; what is not judged goes back in the queue."""
+        restarted = [item for item in batch if item.restarts >= 2]
+        for item in restarted:
+            item.settle(Verdict.failed("verifier actor was restarted twice while this sample ran"))
+        batch = [item for item in batch if item.restarts < 2]
+        if len(batch) == 1:
+            await self._send_one(pool, slot, batch[0])
+            return
+        message, sent, failures = batch_request(
+            pool.opening["key"], [(item.task, item.completion) for item in batch]
+        )
+        for position, verdict in failures.items():
+            batch[position].settle(verdict)
+        items = [batch[position] for position in sent]
+        if not items:
+            return
+        handle = await self._actor(pool, slot)
+        if isinstance(handle, Verdict):
+            for item in items:
+                item.settle(handle)
+            return
+        generation = slot.generation
+        timeout_s = items[0].timeout_s
+        expected = len(items) * (pool.queue.cost_s or 0.0)
+        backstop = timeout_s + BATCH_GRACE_S + 10 * expected
+        ref = handle.verify_batch.remote(message, timeout_s)
+        outcome = await self._await(ref, backstop)
+        if isinstance(outcome, dict):
+            self._read_batch(pool, slot, handle, items, outcome)
+            return
+        assert isinstance(outcome, Verdict)
+        if slot.generation != generation and outcome.status is Status.ERROR:
+            pool.queue.put_back(items, restarted=True)  # our own kill (a timeout) ended it
+            return
+        self._retire(slot, handle)
+        pool.queue.put_back(items, solo=True)  # lost or wedged: each sample alone
+
+    def _read_batch(
+        self, pool: _Pool, slot: _Slot, handle: Any, items: list[Item], outcome: Message
+    ) -> None:
+        answers = outcome["answers"]
+        stopped = outcome["timed_out"]
+        for item, answer in zip(items, answers, strict=False):
+            item.settle(read_verdict(answer))
+        pool.queue.observe(len(answers), outcome["busy_s"])
+        if stopped is None:
+            for item in items[len(answers) :]:
+                item.settle(Verdict.failed("verifier actor answered fewer samples than sent"))
+            return
+        timeout_s = items[stopped].timeout_s
+        items[stopped].settle(
+            Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
+        )
+        self._retire(slot, handle)  # the hung call may still be running there
+        pool.queue.put_back(items[stopped + 1 :])
+
+    async def _send_one(self, pool: _Pool, slot: _Slot, item: Item) -> None:
+        """One sample through the one-sample path. Its time, round trip included, bounds
+        the cost per sample from above: the first estimate, or a lower one."""
+        request = verify_request(pool.opening["key"], item.task, item.completion)
+        if isinstance(request, Verdict):
+            item.settle(request)
+            return
+        await self._actor(pool, slot)  # its start-up is not the sample's cost
+        started = time.perf_counter()
+        verdict = await self._run_on(pool, slot, item.timeout_s, request)
+        item.settle(verdict)
+        took, cost = time.perf_counter() - started, pool.queue.cost_s
+        if verdict.status.judged and (cost is None or took < cost):
+            pool.queue.observe(1, took)
+
+    def _retire(self, slot: _Slot, handle: Any) -> None:
+        """Kill ``slot``'s actor; the next use of the slot creates a fresh one."""
+        if slot.handle is handle:
+            self._kill(handle)
+            slot.handle = None
+            slot.generation += 1
 
     async def _actor(self, pool: _Pool, slot: _Slot) -> Any:
         """The slot's opened actor, created on first use; a Verdict if that failed."""
@@ -267,6 +423,15 @@ class RayExecutor(Executor):
     async def stop(self) -> None:
         if self._ray is None:
             return
+        drains, self._drains = list(self._drains), set()
+        for drain in drains:
+            drain.cancel()
+        await asyncio.gather(*drains, return_exceptions=True)
+        stopped = Verdict.failed("ray executor stopped before this sample ran")
+        for pool in self._pools.values():
+            while pool.queue.waiting:
+                pool.queue.waiting.popleft().settle(stopped)
+        self._openings = {}
         handles = [s.handle for p in self._pools.values() for s in p.slots if s.handle]
         self._pools = {}
         if handles:

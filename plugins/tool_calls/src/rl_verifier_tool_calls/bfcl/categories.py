@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
@@ -34,39 +33,41 @@ class UnknownCategory(ValueError):
     """A name that is not one of BFCL's single-turn categories."""
 
 
-@dataclass(frozen=True)
 class Category:
-    """A BFCL category, read the way BFCL reads its name."""
+    """A BFCL category, read the way BFCL reads its name (one instance per name)."""
 
-    name: str
+    __slots__ = ("checker", "language", "name", "relevance")
 
-    @property
-    def language(self) -> Language:
-        """The language of the function docs: decides the output syntax and the type rules."""
-        if "javascript" in self.name:
-            return "javascript"
-        return "java" if "java" in self.name else "python"
+    def __init__(self, name: str) -> None:
+        self.name = name
+        # The language of the function docs: decides the output syntax and the type rules.
+        self.language: Language = (
+            "javascript" if "javascript" in name else "java" if "java" in name else "python"
+        )
+        # irrelevance: no call is expected; relevance: any call passes; None: AST check.
+        self.relevance: Literal["irrelevance", "relevance"] | None = (
+            "irrelevance" if "irrelevance" in name else "relevance" if "relevance" in name else None
+        )
+        # parallel (also parallel_multiple), multiple, or simple: one call.
+        self.checker: Literal["parallel", "multiple", "simple"] = (
+            "parallel" if "parallel" in name else "multiple" if "multiple" in name else "simple"
+        )
 
-    @property
-    def relevance(self) -> Literal["irrelevance", "relevance"] | None:
-        """irrelevance: no call is expected; relevance: any call passes; None: AST check."""
-        if "irrelevance" in self.name:
-            return "irrelevance"
-        return "relevance" if "relevance" in self.name else None
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Category) and other.name == self.name
 
-    @property
-    def checker(self) -> Literal["parallel", "multiple", "simple"]:
-        """parallel (also parallel_multiple), multiple, or simple: one call."""
-        if "parallel" in self.name:
-            return "parallel"
-        return "multiple" if "multiple" in self.name else "simple"
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"Category({self.name!r})"
 
 
-@lru_cache(maxsize=1024)
 def category_of(question_id: str) -> Category:
     """The category of a question id (``live_simple_3-1-0`` is ``live_simple``)."""
-    name = question_id.split(":")[0].rsplit("_", 1)[0]
-    return named_category(name, f"of id {question_id!r}")
+    name = question_id.split(":", 1)[0].rsplit("_", 1)[0]
+    found = _KNOWN_CATEGORIES.get(name)
+    return found if found is not None else named_category(name, f"of id {question_id!r}")
 
 
 @lru_cache(maxsize=64)
@@ -76,3 +77,6 @@ def named_category(name: str, where: str = "") -> Category:
         known = ", ".join(sorted(KNOWN))
         raise UnknownCategory(f"unknown BFCL category {name!r} {where}(known: {known})")
     return Category(name)
+
+
+_KNOWN_CATEGORIES = {name: named_category(name) for name in KNOWN}

@@ -9,6 +9,7 @@ Calls are ``(name, {param: value})`` pairs as decoded from the output. Failures 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from rl_verifier_tool_calls.bfcl.categories import Category, Language
@@ -60,7 +61,7 @@ def check(
     ``underscored``: dotted declared names must be written with underscores (BFCL's
     ``underscore_to_dot``); ``any_order``: a departure from BFCL, parallel calls matched by
     any one-to-one pairing instead of BFCL's in-order greedy matching."""
-    function = Function(category.language, underscored)
+    function = _function(category.language, underscored)
     if category.checker == "parallel":
         _same_count(calls, expected, "parallel_function_checker_no_order")
         match = _match_any_pairing if any_order else _match_greedily
@@ -175,6 +176,11 @@ def _no_match(position: int, first: Mismatch | None) -> None:
     )
 
 
+@lru_cache(maxsize=8)
+def _function(language: Language, underscored: bool) -> Function:
+    return Function(language, underscored)
+
+
 class Function:
     """BFCL's check of one output call against one expected call, for one language."""
 
@@ -228,7 +234,7 @@ class Function:
         value, want, item = self._typed(param, value, declared, spec)
         if declared == "tuple" and type(value) is tuple:
             value = list(value)
-        if self.language == "python" and declared == "float" and type(value) is int:
+        if declared == "float" and type(value) is int and self.language == "python":
             value = float(value)
         variable = check_type(param, value, acceptable, declared, want, item)
         if not variable:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rl_verifier import (
@@ -26,23 +24,37 @@ THINK_END = "</think>"
 FENCE_RE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 
 
-@dataclass
+NO_EXTRA: Mapping[str, Any] = {}
+
+
 class Reply:
     """The last assistant turn: its text (after any ``</think>``) and its structured calls."""
 
-    text: str = ""
-    message: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("message", "text")
+
+    def __init__(self, text: str = "", message: Mapping[str, Any] = NO_EXTRA) -> None:
+        self.text = text
+        self.message = message  # the turn's keys besides role and content (read only)
 
     @property
     def has_calls(self) -> bool:
         """Whether it holds tool calls or ``<tool_call>`` blocks (cheaper than ``calls``)."""
-        keys = ("tool_calls", "function_call")
-        return any(self.message.get(k) for k in keys) or OPEN_TAG in self.text
+        message = self.message
+        return bool(
+            message.get("tool_calls") or message.get("function_call") or OPEN_TAG in self.text
+        )
 
-    @cached_property
+    @property
     def calls(self) -> list[ToolCall]:
         """Its tool calls: ``tool_calls``, ``function_call`` and ``<tool_call>`` blocks."""
-        return message_tool_calls({**self.message, "content": self.text})
+        message = self.message
+        return message_tool_calls(
+            {
+                "content": self.text,
+                "tool_calls": message.get("tool_calls"),
+                "function_call": message.get("function_call"),
+            }
+        )
 
 
 class DecodeFailure(Exception):
@@ -61,12 +73,14 @@ WRONG_FORMAT = "ast_decoder:decoder_wrong_output_format"
 def last_reply(completion: Text) -> Reply:
     """The reply to check: a string completion, or the last assistant message of a chat."""
     if isinstance(completion, str):
-        text, message = completion, {}
+        text, message = completion, NO_EXTRA
     else:
-        last = next((m for m in reversed(completion) if m.role == "assistant"), None)
-        if last is None:
+        for last in reversed(completion):
+            if last.role == "assistant":
+                break
+        else:
             return Reply()
-        text, message = content_text(last.content), dict(last.model_extra or {})
+        text, message = content_text(last.content), last.model_extra or NO_EXTRA
     if THINK_END in text:
         text = text.rsplit(THINK_END, 1)[1]
     return Reply(text, message)
@@ -101,10 +115,10 @@ def structured_calls(calls: Sequence[ToolCall]) -> list[Call]:
     """Calls a function-calling model made: its tool calls, every one readable."""
     if not calls:
         raise DecodeFailure(FAILED, "no tool call: the reply is text")
-    bad = next((c for c in calls if c.error is not None or c.name is None), None)
-    if bad is not None:
-        raise DecodeFailure(FAILED, f"cannot decode a tool call: {bad.error}")
-    return _usable(calls)
+    for call in calls:
+        if call.error is not None or call.name is None:
+            raise DecodeFailure(FAILED, f"cannot decode a tool call: {call.error}")
+    return [(c.name, c.arguments) for c in calls]
 
 
 def _found(calls: list[tuple[str, dict[Any, Any]]] | None) -> list[Call]:
@@ -114,7 +128,7 @@ def _found(calls: list[tuple[str, dict[Any, Any]]] | None) -> list[Call]:
 
 
 def _usable(calls: Sequence[ToolCall]) -> list[Call]:
-    bad = next((c for c in calls if c.error is not None), None)
-    if bad is not None:
-        raise DecodeFailure(WRONG_FORMAT, f"{bad.name}: {bad.error}")
+    for call in calls:
+        if call.error is not None:
+            raise DecodeFailure(WRONG_FORMAT, f"{call.name}: {call.error}")
     return [(c.name, c.arguments) for c in calls]

@@ -29,7 +29,10 @@ class CheckerStop(Exception):
 
 def answer_type(acceptable: Sequence[Any]) -> type | None:
     """The type of the first acceptable value that is not ``""``."""
-    return next((type(v) for v in acceptable if v != OMITTED), None)
+    for value in acceptable:
+        if value != OMITTED:
+            return type(value)
+    return None
 
 
 def check_type(
@@ -45,8 +48,11 @@ def check_type(
     variable = wanted_by_answer is not None and wanted_by_answer is not want
     nested_failed = False
     if type(value) is want:
-        if item is None or any(_items_fit(param, value, option, item) for option in acceptable):
+        if item is None:
             return variable
+        for option in acceptable:
+            if _items_fit(param, value, option, item):
+                return variable
         nested_failed = True
     if wanted_by_answer is not None and type(value) is wanted_by_answer:
         if nested_failed:
@@ -74,11 +80,11 @@ def _items_fit(param: str, value: Any, option: Any, item: type) -> bool:
 
 def check_string(param: str, value: str, acceptable: Sequence[Any]) -> None:
     """Standardised, the value equals a standardised acceptable string."""
-    wanted = [standardise(v) for v in acceptable if type(v) is str]
-    if standardise(value) not in wanted:
-        raise Mismatch(
-            "value_error:string", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
-        )
+    got = standardise(value)
+    for option in acceptable:
+        if type(option) is str and standardise(option) == got:
+            return
+    raise Mismatch("value_error:string", f"{param!r}: {value!r} is not one of {list(acceptable)!r}")
 
 
 def _standardised_items(items: Any) -> list[Any]:
