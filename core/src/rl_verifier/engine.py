@@ -150,7 +150,8 @@ class ScoringEngine:
     async def score_one(self, reward: Reward, sample: Sample) -> Score:
         names = reward.names
         if len(names) == 1:  # no gather: one task less per sample
-            judged = [await self._judge(reward.verifiers[names[0]], reward.versions[names[0]], sample)]
+            [name] = names
+            judged = [await self._judge(reward.verifiers[name], reward.versions[name], sample)]
         else:
             judged = await asyncio.gather(
                 *(self._judge(reward.verifiers[n], reward.versions[n], sample) for n in names)
