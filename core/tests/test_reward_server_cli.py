@@ -106,7 +106,8 @@ def test_sigterm_answers_the_batch_in_flight_then_stops_workers_and_exits_0(
     server = subprocess.Popen(
         [sys.executable, "-c", "from rl_verifier.cli import main; main()", "reward-server",
          "--reward", "gated", "--port", "0", "--port-file", str(port_file), "--workers", "2"],
-        env={**os.environ, "PYTHONPATH": str(site)},
+        # Two copies of one sample would share one check through the verdict cache.
+        env={**os.environ, "PYTHONPATH": str(site), "RLV_VERDICT_CACHE": "off"},
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip

@@ -161,11 +161,13 @@ def test_malformed_requests_on_every_route_get_4xx_and_the_server_keeps_serving(
                     check(f"GET {target}{query}", api.settle(response), must_refuse=False)
             if "POST" not in methods:
                 continue
+            # healthz is open without a key, so it reads no body at all: any body is fine.
+            refuse = target != "healthz"
             for body in GARBAGE + [rng.randbytes(rng.randrange(1, 300)) for _ in range(4)]:
                 answer = api.settle(api.post(target, body))
-                check(f"POST {target} {body[:20]!r}", answer, must_refuse=True)
+                check(f"POST {target} {body[:20]!r}", answer, must_refuse=refuse)
             zstd = api.post(target, b"\x28\xb5\x2f\xfd garbage", {"Content-Encoding": "zstd"})
-            check(f"POST {target} zstd", api.settle(zstd), must_refuse=True)
+            check(f"POST {target} zstd", api.settle(zstd), must_refuse=refuse)
             seed = bodies.get(target)
             if seed is None:
                 continue

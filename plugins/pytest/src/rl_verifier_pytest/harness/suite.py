@@ -8,6 +8,8 @@ be taken as they are: they leave once, as ``END <json>``, on this process's own 
 
 from __future__ import annotations
 
+import ast
+import builtins
 import json
 import os
 import sys
@@ -25,9 +27,10 @@ else:  # inside the sandbox, next to this script
 class Proxy(types.ModuleType):
     """``solution``: each public attribute is a remote function of that name."""
 
-    def __init__(self, out: IO[bytes], inp: IO[bytes]) -> None:
+    def __init__(self, out: IO[bytes], inp: IO[bytes], star: list[str]) -> None:
         super().__init__("solution")
         self._channel = (out, inp)
+        self.__all__ = star  # what ``from solution import *`` gives the tests
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -59,6 +62,33 @@ class Reporter:
             self.reports[report.nodeid] = outcome
 
 
+def star_names(path: str) -> list[str]:
+    """For tests that say ``from solution import *``: the names they use but never bind
+    (nor get from the builtins), which the star import must then provide."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    starred = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "solution"
+        and any(alias.name == "*" for alias in node.names)
+        for node in ast.walk(tree)
+    )
+    if not starred:
+        return []
+    bound: set[str] = set(dir(builtins))
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return sorted(name for name in used - bound if not name.startswith("_"))
+
+
 def test_key(nodeid: str) -> str:
     """``test_hidden.py::TestA::test_y[2]`` -> ``TestA::test_y`` (as the host names tests)."""
     return "::".join(nodeid.split("::")[1:]).split("[", 1)[0]
@@ -81,7 +111,7 @@ def main() -> None:
     spec = json.loads(sys.argv[1])
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True
-    sys.modules["solution"] = Proxy(out, inp)
+    sys.modules["solution"] = Proxy(out, inp, star_names(spec["file"]))
     import pytest
 
     reporter = Reporter(out)
