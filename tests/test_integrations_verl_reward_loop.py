@@ -12,15 +12,13 @@ and a GPU.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from omegaconf import DictConfig, open_dict
-from rlv_loopback import loopback_only_prefix
+from rlv_loopback import run_cases_loopback_only
 from rlv_plugin_site import env_with_behaviour
 from rlv_test_verifiers import Behaviour
 from rlv_verl import Sample, batch, final_rewards, ppo_config, verl_config
@@ -116,17 +114,4 @@ def test_reward_loop_manager_with_two_ray_workers(tmp_path: Path) -> None:
     find the test verifier ``behaviour`` as an installed plugin."""
     env = env_with_behaviour(tmp_path / "site")
     env.update(RAY_USAGE_STATS_ENABLED="0", HF_HUB_OFFLINE="1")
-    cases = Path(__file__).with_name("verl_ray_cases.py")
-    command = [
-        *loopback_only_prefix(),
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        str(cases),
-    ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout and "failed" not in done.stdout
+    run_cases_loopback_only(Path(__file__).with_name("verl_ray_cases.py"), ROOT, env)

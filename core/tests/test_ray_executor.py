@@ -5,12 +5,10 @@ machine's routable one when other interfaces exist)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from rlv_loopback import loopback_only_prefix
+from rlv_loopback import run_cases_loopback_only
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'rl-verifier[ray]')")
 
@@ -19,17 +17,4 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ray_executor_cases_in_a_loopback_only_namespace() -> None:
-    command = [
-        *loopback_only_prefix(),
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        str(CASES),
-    ]
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout and "failed" not in result.stdout
+    run_cases_loopback_only(CASES, ROOT, dict(os.environ, RAY_USAGE_STATS_ENABLED="0"))

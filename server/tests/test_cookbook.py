@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import tinker
+from rlv_renderers import assert_renderer_matches_template
 
 from rl_verifier_server.launch import LocalServer
 from rl_verifier_server.tiny_model import ensure_tiny_model
@@ -140,19 +141,6 @@ def test_no_request_failed_on_the_server(runs: Runs) -> None:
 
 def test_qwen3_instruct_renders_the_builtin_models_chat_template() -> None:
     """The renderer to name for rlv/tiny-chat: byte for byte its own ChatML template."""
-    from tinker_cookbook import renderers
-    from tinker_cookbook.tokenizer_utils import get_tokenizer
-
-    tokenizer = get_tokenizer(str(ensure_tiny_model()))
-    renderer = renderers.get_renderer("qwen3_instruct", tokenizer)
-    convo: list[renderers.Message] = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "What is 2 + 3?"},
-        {"role": "assistant", "content": "5"},
-        {"role": "user", "content": "And 4 + 4?"},
-    ]
-    text = tokenizer.apply_chat_template(convo, add_generation_prompt=True, tokenize=False)
-    prompt = renderer.build_generation_prompt(convo).to_ints()
-    assert prompt == tokenizer.encode(text, add_special_tokens=False)
+    tokenizer, text = assert_renderer_matches_template(ensure_tiny_model(), "qwen3_instruct")
+    prompt = tokenizer.encode(text, add_special_tokens=False)
     assert tokenizer.decode(prompt) == text
-    assert renderer.get_stop_sequences() == [tokenizer.convert_tokens_to_ids("<|im_end|>")]

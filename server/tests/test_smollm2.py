@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import tinker
+from rlv_renderers import assert_renderer_matches_template
 from tinker import types
 
 from rl_verifier import UserError
@@ -136,21 +137,7 @@ def test_qwen3_instruct_renders_its_chat_template(converted: Path) -> None:
     """The cookbook renderer to name for SmolLM2: its ChatML template token for token, once
     the conversation has a system message (without one the template adds its default
     system prompt, the renderer does not)."""
-    from tinker_cookbook import renderers
-    from tinker_cookbook.tokenizer_utils import get_tokenizer
-
-    tokenizer = get_tokenizer(str(converted))
-    renderer = renderers.get_renderer("qwen3_instruct", tokenizer)
-    convo: list[renderers.Message] = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "What is 2 + 3?"},
-        {"role": "assistant", "content": "5"},
-        {"role": "user", "content": "And 4 + 4?"},
-    ]
-    text = tokenizer.apply_chat_template(convo, add_generation_prompt=True, tokenize=False)
-    prompt = renderer.build_generation_prompt(convo).to_ints()
-    assert prompt == tokenizer.encode(text, add_special_tokens=False)
-    assert renderer.get_stop_sequences() == [tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    assert_renderer_matches_template(converted, "qwen3_instruct")
 
 
 # Through the real SDK -----------------------------------------------------------------------

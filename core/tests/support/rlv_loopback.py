@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,3 +20,18 @@ def loopback_only_prefix() -> list[str]:
     if probe.returncode != 0:
         pytest.skip(f"cannot create a network namespace here: {probe.stderr.decode().strip()}")
     return ["unshare", "--net", "--fork", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+
+
+def run_cases_loopback_only(
+    cases: Path, cwd: Path, env: dict[str, str], timeout_s: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """Run the pytest file ``cases`` in a loopback-only namespace (Ray there binds
+    127.0.0.1) and assert that it ran tests and all of them passed."""
+    command = [*loopback_only_prefix(), sys.executable, "-m", "pytest", "-q", "-p",
+               "no:cacheprovider", str(cases)]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, env=env
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
+    return done

@@ -16,6 +16,15 @@ from pathlib import Path
 
 from rl_verifier import publish_directory
 
+# What a built model folder holds, whichever model it is (each adds its own extras).
+MODEL_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+)
+
 
 def default_cache_dir() -> Path:
     """``$RLV_CACHE_DIR/models``, or ``~/.cache/rl-verifier/models`` when it is unset."""

