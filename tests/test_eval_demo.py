@@ -1,6 +1,7 @@
 """docs/eval.md's "Base against trained: the demo": the demo is trained (here with its
 warm-up and RL cut short), its base and its checkpoint are evaluated on held-out tasks with
-the documented commands, and `rlv eval compare` prints the documented table's lines."""
+the documented commands, and `rlv eval compare` prints lines shaped as documented, whose
+verdicts agree with their intervals."""
 
 from __future__ import annotations
 
@@ -15,10 +16,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
-# The demo cut short: enough warm-up for the format to start showing (the full demo: 60
-# warm-up and 40 RL steps of 16 x 8, about 3 minutes on 2 cores).
-SHORT = ["warmup_steps=20", "warmup_learning_rate=1e-2", "steps=1", "groups_per_step=2",
-         "group_size=4"]  # fmt: skip
+# The demo cut short to keep make test cheap: too short to learn the format, so this checks
+# the commands and the comparison's lines, not the improvement the documented run shows.
+SHORT = ["warmup_steps=4", "steps=1", "groups_per_step=2", "group_size=4"]
+FEWER = {"-n": "2", "-k": "1,2"}  # samples per task: 2, not the documented 8
+
+
+def fewer_samples(command: list[str]) -> list[str]:
+    return [FEWER.get(command[i - 1], arg) if i else arg for i, arg in enumerate(command)]
+
+
 SECTION = "## Base against trained: the demo"
 
 
@@ -45,7 +52,8 @@ def test_the_demo_against_its_base_on_held_out_tasks(tmp_path: Path) -> None:
     rlv([*train, *(a for s in SHORT for a in ("--set", s))], cwd=tmp_path)
     for command in (base, trained):
         assert "taskset:calibration-example:test" in command  # tasks the demo never saw
-        rlv(command, cwd=tmp_path)
+        assert {"-n", "-k"} <= set(command)
+        rlv(fewer_samples(command), cwd=tmp_path)
     printed = rlv(compare, cwd=tmp_path).stdout.splitlines()
     assert printed[0] == expected[0]
     shape = re.compile(r"  (\S+) +A (-?[\d.]+)  B (-?[\d.]+)  B-A ([-+][\d.]+)( \[.*\])?  "
@@ -53,7 +61,8 @@ def test_the_demo_against_its_base_on_held_out_tasks(tmp_path: Path) -> None:
     rows = [shape.fullmatch(line) for line in printed[1:]]
     wanted = [shape.fullmatch(line) for line in expected[1:]]
     assert all(rows) and all(wanted), (printed, expected)
-    assert [r.group(1) for r in rows if r] == [w.group(1) for w in wanted if w]
+    assert [w.group(1) for w in wanted if w] == ["mean_reward", "pass@1", "pass@8"]
+    assert [r.group(1) for r in rows if r] == ["mean_reward", "pass@1", "pass@2"]
     as_json = json.loads(rlv([*compare, "--json"], cwd=tmp_path).stdout)
     for row in as_json:
         assert row["tasks"] == 9
