@@ -16,7 +16,7 @@ import rl_verifier.train
 from rl_verifier.errors import UserError
 from rl_verifier.losses import LOSSES
 from rl_verifier.plugins import get_plugins
-from rl_verifier.train.new_loop import BuildRequest, render_loop, write_loop
+from rl_verifier.train.script_writer import BuildRequest, render_loop, write_loop
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLIC = {
