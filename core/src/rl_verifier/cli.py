@@ -30,11 +30,11 @@ from rl_verifier.jsonl import (
     partial_path,
 )
 from rl_verifier.losses import policy_losses
-from rl_verifier.plugins import get_plugins
+from rl_verifier.plugins import KINDS, get_plugins
 from rl_verifier.resolve import RewardResolver, load_task_source
 from rl_verifier.reward import Reward
 from rl_verifier.reward_server.command import reward_server
-from rl_verifier.summary import format_summary, summarise
+from rl_verifier.summary import format_summary, summarise_scores
 from rl_verifier.train.config import TrainingBackend
 from rl_verifier.train.script_writer import BACKENDS, request_defaults
 
@@ -73,8 +73,8 @@ def say(message: str) -> None:
 @cli.command(epilog="Example: rlv plugins --json | jq '.[].task_sets'")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def plugins(as_json: bool) -> None:
-    """List plugins with what each registers (verifiers, task sets, environments,
-    commands) and why any failed to load."""
+    """List plugins with what each registers (verifiers, task sets, environments, losses,
+    sandbox backends, reward protocols, presets, commands) and why any failed to load."""
     listing = get_plugins().listing()
     if as_json:
         click.echo(json.dumps(listing, indent=2))
@@ -82,9 +82,9 @@ def plugins(as_json: bool) -> None:
     for plugin in listing:
         dist = f"{plugin['distribution']} {plugin['version']}" if plugin["distribution"] else ""
         click.echo(f"{plugin['name']:<16} {plugin['state']:<9} {dist}")
-        for kind in ("verifiers", "task_sets", "environments", "commands"):
+        for kind in KINDS:  # one line per kind of extension it registered
             if plugin[kind]:
-                click.echo(f"    {kind.replace('_', ' ') + ':':<14} {', '.join(plugin[kind])}")
+                click.echo(f"    {kind.replace('_', ' ') + ':':<18} {', '.join(plugin[kind])}")
         for error in plugin["errors"]:
             click.echo(f"    error: {error}")
 
@@ -303,7 +303,7 @@ def verify(
                 err=True,
             )
         raise
-    summary = summarise(result.scores, result.metrics)
+    summary = summarise_scores(result.scores, result.metrics)
     summary["verifier"] = sorted({reward.ref.name for reward in rewards})
     if not quiet():
         click.echo(format_summary(summary, out_path), err=to_stdout)

@@ -189,7 +189,7 @@ class Summary:
     held_out: list[tuple[str, str]] = field(default_factory=list)  # first and last evals
 
 
-def summarise(run: Run) -> Summary:
+def summarise_run(run: Run) -> Summary:
     reward_steps, rewards = _present(run.steps, _series(run, "reward_mean"))
     best = None
     if rewards:
@@ -545,7 +545,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], left: Sequence[
 
 
 def render_html(run: Run, png: bytes) -> str:
-    summary = summarise(run)
+    summary = summarise_run(run)
     image = base64.b64encode(png).decode("ascii")
     title = f"Training report: {run.path.name}"
     parts = [

@@ -278,7 +278,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier.train import load_config, run
 
 CONFIG = Path(__file__).with_name("$config_name")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rl_verifier.train import ToolUse, TrainConfig
-from rl_verifier_retrieval.index import BM25Index, tokenize
+from rl_verifier_retrieval import BM25Index, tokenize
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.schema import (
     DEFAULT_K,
