@@ -39,18 +39,8 @@ CLIENTS = [*PLUGINS, ROOT / "sandbox", ROOT / "server"]
 def imports_of(path: Path, own: str) -> list[tuple[int, str, list[str]]]:
     """(line, module, names) of every import of a core or sandbox module in ``path``, whose
     own package ``own`` is left out."""
-    found: list[tuple[int, str, list[str]]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            module, names = node.module, [alias.name for alias in node.names]
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                found.append((node.lineno, alias.name, []))
-            continue
-        else:
-            continue
-        found.append((node.lineno, module, names))
     foreign = {"rl_verifier", "rl_verifier_sandbox"} - {own}
+    found = imports_of_text(path.read_text(), str(path), own)
     return [f for f in found if f[1].split(".")[0] in foreign]
 
 
@@ -78,17 +68,22 @@ def private_imports(path: Path, text: str, own: str) -> list[str]:
     for line, module, names in imports_of_text(text, str(path), own):
         if module.split(".")[0] not in repository:
             continue  # an example's own package (rl_verifier_my_check), not one of ours
-        where = f"{path.relative_to(ROOT)}:{line}"
         if module.split(".")[0] == "rl_verifier_server":
             continue  # the server is a program, not a library: nothing imports it
-        if module not in public_modules:
-            problems.append(f"{where}: imports private module {module}")
-            continue
-        public = public_modules[module]
-        private = [n for n in names if public is not None and n not in public]
-        if private:
-            problems.append(f"{where}: {module} does not export {', '.join(private)}")
+        where = f"{path.relative_to(ROOT)}:{line}"
+        problems += import_problems(where, module, names, public_modules)
     return problems
+
+
+def import_problems(
+    where: str, module: str, names: list[str], public_modules: dict[str, set[str] | None]
+) -> list[str]:
+    """Why importing ``names`` from ``module`` reaches past what it makes public."""
+    if module not in public_modules:
+        return [f"{where}: imports private module {module}"]
+    public = public_modules[module]
+    private = [n for n in names if public is not None and n not in public]
+    return [f"{where}: {module} does not export {', '.join(private)}"] if private else []
 
 
 def imports_of_text(text: str, name: str, own: str) -> list[tuple[int, str, list[str]]]:
@@ -108,13 +103,7 @@ def test_imports_only_public_names_of_other_packages(client: Path) -> None:
     for path in sorted((client / "src").rglob("*.py")):
         for line, module, names in imports_of(path, package):
             where = f"{path.relative_to(ROOT)}:{line}"
-            if module not in PUBLIC_MODULES:
-                problems.append(f"{where}: imports private module {module}")
-                continue
-            public = PUBLIC_MODULES[module]
-            private = [n for n in names if public is not None and n not in public]
-            if private:
-                problems.append(f"{where}: {module} does not export {', '.join(private)}")
+            problems += import_problems(where, module, names, PUBLIC_MODULES)
     assert not problems, "\n".join(problems)
 
 
