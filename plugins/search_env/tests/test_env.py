@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from rl_verifier import UserError
 from rl_verifier.contracts import ChatMessage, Completion, Task
 from rl_verifier.plugins import get_plugins
 from rl_verifier.train.config import TrainConfig
@@ -171,3 +172,18 @@ def test_tool_calls_verifier_rewards_a_good_episode(renderer: Renderer) -> None:
         }
     )
     assert verifier.verify(TASK, fabricated).components["citation_validity"] < 1.0
+
+
+def test_the_corpus_is_a_setting_of_the_run(tmp_path: Path) -> None:
+    """``environment_config.corpus`` picks the documents; an unknown key is named."""
+    from rl_verifier.resolve import environment
+    from rl_verifier.train.config import validate
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "d1", "title": "Zorblat", "text": "Zorblat is a moon."}\n')
+    settings = {"environment": "search_tools", "environment_config": {"corpus": str(corpus)}}
+    env = environment("search_tools", validate({"tasks": "t.jsonl", **settings}, ()))
+    assert [doc.id for doc in env.index.docs] == ["d1"]
+    bad = {"environment": "search_tools", "environment_config": {"corpse": str(corpus)}}
+    with pytest.raises(UserError, match="unknown setting 'corpse'"):
+        environment("search_tools", validate({"tasks": "t.jsonl", **bad}, ()))
