@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier import Completion, Task, Verdict
 from rl_verifier_lean.verifier import LeanVerifier
 
 FAKE_REPL = str(Path(__file__).with_name("fake_repl.py"))

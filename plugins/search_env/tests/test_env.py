@@ -9,14 +9,10 @@ from typing import Any
 
 import pytest
 
-from rl_verifier import UserError
-from rl_verifier.contracts import ChatMessage, Completion, Task
-from rl_verifier.plugins import get_plugins
-from rl_verifier.train.config import TrainConfig
-from rl_verifier.train.environments import Episode, Turn, run_episode
-from rl_verifier.train.packing import pack
-from rl_verifier.train.renderer import Renderer
-from rl_verifier_retrieval.index import BM25Index, Document
+from rl_verifier import ChatMessage, Completion, Task, UserError
+from rl_verifier.testing import get_plugins, pack
+from rl_verifier.train import Episode, Renderer, TrainConfig, Turn, run_episode
+from rl_verifier_retrieval import BM25Index, Document
 from rl_verifier_search_env.corpus import CORPUS_ENV, load_index
 from rl_verifier_search_env.env import SearchTools, make_env
 from rl_verifier_search_env.fictopedia import fictopedia_tasks
@@ -176,8 +172,10 @@ def test_tool_calls_verifier_rewards_a_good_episode(renderer: Renderer) -> None:
 
 def test_the_corpus_is_a_setting_of_the_run(tmp_path: Path) -> None:
     """``environment_config.corpus`` picks the documents; an unknown key is named."""
-    from rl_verifier.resolve import environment
-    from rl_verifier.train.config import validate
+    from rl_verifier.testing import build_environment as environment
+
+    def validate(data: dict[str, Any], overrides: tuple[str, ...]) -> TrainConfig:
+        return TrainConfig.model_validate(data)
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "d1", "title": "Zorblat", "text": "Zorblat is a moon."}\n')
