@@ -14,7 +14,7 @@ import pytest
 import reasoning_gym
 
 from rl_verifier import Completion, Status
-from rl_verifier.resolve import load_task_source
+from rl_verifier.testing import load_task_source
 from rl_verifier_math import MathVerifier
 from rl_verifier_math.reasoning_gym_tasks import GENERATORS, reasoning_gym_tasks
 from rl_verifier_math.reasoning_gym_tasks import SEED as TASKSET_SEED
