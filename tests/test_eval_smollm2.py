@@ -16,7 +16,7 @@ import pytest
 
 from rl_verifier import Scorer, Task
 from rl_verifier.evaluation.estimators import pass_at_k
-from rl_verifier.resolve import load_task_source
+from rl_verifier.testing import load_task_source
 from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
 
