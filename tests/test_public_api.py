@@ -107,15 +107,17 @@ def test_imports_only_public_names_of_other_packages(client: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
+def plugin_problems(plugin: Path, folder: str) -> list[str]:
+    """Private imports in one folder (``src`` or ``tests``) of a plugin."""
+    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
+    paths = sorted((plugin / folder).rglob("*.py"))
+    return [p for path in paths for p in private_imports(path, path.read_text(), package)]
+
+
 @pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
 def test_plugins_import_only_public_names_of_other_plugins(plugin: Path) -> None:
-    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
-    problems = [
-        problem
-        for path in sorted((plugin / "src").rglob("*.py"))
-        for problem in private_imports(path, path.read_text(), package)
-        if "rl_verifier_" in problem.split(": ", 1)[1]  # the core's names: the test above
-    ]
+    # the core's and the sandbox's names: test_imports_only_public_names_of_other_packages
+    problems = [p for p in plugin_problems(plugin, "src") if "rl_verifier_" in p.split(": ", 1)[1]]
     assert not problems, "\n".join(problems)
 
 
@@ -126,11 +128,9 @@ PLUGIN_TEST_EXCEPTIONS = {("lean", "rl_verifier_sandbox.slots"), ("lean", "cgrou
 @pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
 def test_plugin_tests_import_only_public_names(plugin: Path) -> None:
     """A plugin's tests are a client too: what they import, a third party's tests can."""
-    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
     problems = [
         problem
-        for path in sorted((plugin / "tests").rglob("*.py"))
-        for problem in private_imports(path, path.read_text(), package)
+        for problem in plugin_problems(plugin, "tests")
         if (plugin.name, problem.split()[-1]) not in PLUGIN_TEST_EXCEPTIONS
     ]
     assert not problems, "\n".join(problems)
