@@ -38,18 +38,6 @@ class ToolCallsVerifier(Verifier[ToolCallsConfig]):
         return (min(low, penalty), max(high, penalty))
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
-        config = self.config
-        if config.mode == "bfcl":  # the hot path of BFCL runs: one call, one verdict
-            try:
-                judged = score_bfcl(completion.completion, task.reference, config.bfcl)
-            except BfclTaskError as exc:
-                return Verdict.failed(f"task {task.id!r}: {exc}")
-            except DecoderMissing as exc:
-                return Verdict.failed(str(exc))
-            # Built without re-validation: reward, components and info are ours, plain data.
-            return Verdict.model_construct(
-                reward=judged.reward, components=judged.components, info=judged.info
-            )
         try:
             outcome = self._score(task, completion)
         except (ToolSpecError, BfclTaskError) as exc:
