@@ -89,7 +89,7 @@ class InlineExecutor(Executor):
         try:
             await self._ensure_open(verifier)
         except Exception as exc:  # noqa: BLE001
-            return Verdict.failed(f"open() failed: {describe(exc)}")
+            return Verdict.errored(f"open() failed: {describe(exc)}")
         try:
             return await asyncio.wait_for(
                 call_verify(verifier, task, completion), verifier.timeout_s
@@ -97,7 +97,7 @@ class InlineExecutor(Executor):
         except TimeoutError:
             return Verdict(status=Status.TIMEOUT, error=f"no verdict within {verifier.timeout_s}s")
         except Exception as exc:  # noqa: BLE001
-            return Verdict.failed(describe(exc))
+            return Verdict.errored(describe(exc))
 
     async def stop(self) -> None:
         opened, self._opened = list(self._opened.values()), {}
@@ -205,7 +205,7 @@ class ProcessExecutor(Executor):
             try:
                 known = self._openings[id(verifier)] = (verifier, open_request(verifier))
             except UserError as exc:
-                return Verdict.failed(str(exc))
+                return Verdict.errored(str(exc))
         opening = known[1]
         queue = self._queue(opening)
         if self.max_batch == 1 or (not self._slots.locked() and not queue.batches.waiting):
@@ -230,7 +230,7 @@ class ProcessExecutor(Executor):
         the pool if it is still usable."""
         worker = await self._take()
         if worker is None:
-            return Verdict.failed("could not start a verifier worker process")
+            return Verdict.errored("could not start a verifier worker process")
         try:
             verdict, healthy = await self._run_on(worker, opening, asking, timeout_s)
         except BaseException as exc:
@@ -240,7 +240,7 @@ class ProcessExecutor(Executor):
             self._all.discard(worker)
             self._reap(worker)
             if isinstance(exc, Exception):
-                return Verdict.failed(f"verifier worker call failed: {describe(exc)}")
+                return Verdict.errored(f"verifier worker call failed: {describe(exc)}")
             raise
         if healthy:
             self._idle.append(worker)
@@ -275,7 +275,7 @@ class ProcessExecutor(Executor):
                     try:
                         await self._send(queue, batch)
                     except Exception as exc:  # noqa: BLE001 - every sample gets a verdict
-                        failure = Verdict.failed(f"verifier worker call failed: {describe(exc)}")
+                        failure = Verdict.errored(f"verifier worker call failed: {describe(exc)}")
                         for item in batch:
                             item.settle(failure)
         finally:
@@ -300,7 +300,7 @@ class ProcessExecutor(Executor):
         worker = await self._take()
         if worker is None:
             for item in items:
-                item.settle(Verdict.failed("could not start a verifier worker process"))
+                item.settle(Verdict.errored("could not start a verifier worker process"))
             return
         try:
             outcome = await self._batch_on(worker, queue, message, items)
@@ -308,7 +308,7 @@ class ProcessExecutor(Executor):
             self._all.discard(worker)
             self._reap(worker)
             for item in items:
-                item.settle(Verdict.failed("process executor stopped while this sample ran"))
+                item.settle(Verdict.errored("process executor stopped while this sample ran"))
             raise
         if isinstance(outcome, Verdict):  # the open failed: every sample gets its verdict
             for item in items:
@@ -346,7 +346,7 @@ class ProcessExecutor(Executor):
         queue.batches.observe(len(answers), outcome["busy_s"])
         if stopped is None:
             for item in items[len(answers) :]:
-                item.settle(Verdict.failed("verifier worker answered fewer samples than sent"))
+                item.settle(Verdict.errored("verifier worker answered fewer samples than sent"))
             return True
         timeout_s = items[stopped].timeout_s
         items[stopped].settle(
@@ -398,7 +398,7 @@ class ProcessExecutor(Executor):
         outcome = await self._ask(worker, opening, self.open_timeout_s)
         if isinstance(outcome, Verdict):
             if outcome.status is Status.TIMEOUT:
-                outcome = Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
+                outcome = Verdict.errored(f"open() took longer than {self.open_timeout_s}s")
             return outcome
         failure = open_failure(outcome)
         if failure is None:
@@ -427,10 +427,10 @@ class ProcessExecutor(Executor):
             return Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
         except WorkerDied:
             worker.kill()
-            return Verdict.failed(await worker.death_report())
+            return Verdict.errored(await worker.death_report())
         except (json.JSONDecodeError, asyncio.LimitOverrunError, ValueError) as exc:
             worker.kill()
-            return Verdict.failed(f"unreadable answer from verifier worker: {describe(exc)}")
+            return Verdict.errored(f"unreadable answer from verifier worker: {describe(exc)}")
 
     def _reap(self, worker: Worker) -> None:
         """Kill a worker (process group and all) now and wait for it in the background."""
@@ -444,7 +444,7 @@ class ProcessExecutor(Executor):
         for drain in drains:
             drain.cancel()
         await asyncio.gather(*drains, return_exceptions=True)
-        stopped = Verdict.failed("process executor stopped before this sample ran")
+        stopped = Verdict.errored("process executor stopped before this sample ran")
         for queue in self._queues.values():
             while queue.batches.waiting:
                 queue.batches.waiting.popleft().settle(stopped)
