@@ -89,7 +89,7 @@ def test_scorer_scores_groups_and_refuses_one_alone(register_verifier: Register)
         many = scorer.score_many([(TASK, "hello"), (TASK, "hi"), (OTHER, "yo")])
         assert [s.status for s in many] == [Status.OK, Status.OK, Status.ERROR]
         assert "judges a group" in (many[2].error or "")
-        with pytest.raises(UserError, match="'shortest_first' judges a group .* given 1"):
+        with pytest.raises(UserError, match=r"'shortest_first' judges a group .* given 1"):
             scorer.score(TASK, "hi")
         assert [s.reward for s in asyncio.run(scorer.ascore_group(TASK, ["a", "bb"]))] == [1, 0]
 
@@ -97,6 +97,12 @@ def test_scorer_scores_groups_and_refuses_one_alone(register_verifier: Register)
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+def rows_of(path: Path) -> list[tuple[str, int, float]]:
+    return sorted(
+        (r["task_id"], r["sample_index"], r["reward"]) for r in map(json.loads, path.open())
+    )
 
 
 def test_rlv_verify_groups_a_tasks_completions_and_resumes(
@@ -114,8 +120,19 @@ def test_rlv_verify_groups_a_tasks_completions_and_resumes(
         ],
     )
     out = tmp_path / "scores.jsonl"
-    args = ["verify", "--verifier", "shortest_first", "--tasks", str(tasks),
-            "--completions", str(completions), "--out", str(out), "--executor", "inline"]  # fmt: skip
+    args = [
+        "verify",
+        "--verifier",
+        "shortest_first",
+        "--tasks",
+        str(tasks),
+        "--completions",
+        str(completions),
+        "--out",
+        str(out),
+        "--executor",
+        "inline",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     rows = sorted(
