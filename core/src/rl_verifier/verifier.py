@@ -134,7 +134,7 @@ class Verifier(Generic[ConfigT]):
             raise GroupOnly(self.name, 1, self.min_group_size)
         raise NotImplementedError(f"{type(self).__name__} does not implement verify()")
 
-    def verify_group(self, task: Task, completions: Sequence[Completion]) -> Sequence[Any]:
+    def verify_group(self, task: Task, completions: Sequence[Completion]) -> Sequence[Any] | Any:
         """Judge a task's completions together (group verifiers only): one verdict each,
         in order. May be ``async def``."""
         raise NotImplementedError(f"{type(self).__name__} is not a group verifier")
