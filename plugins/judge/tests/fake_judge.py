@@ -51,6 +51,7 @@ class FakeJudge:
         self.requests: Counter[str] = Counter()
         self.times: dict[str, list[float]] = {}
         self.bodies: list[dict[str, Any]] = []
+        self.keys: list[str] = []  # Authorization headers received
         self._lock = threading.Lock()
         owner = self
 
@@ -63,6 +64,7 @@ class FakeJudge:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length))
+                owner.keys.append(self.headers.get("authorization") or "")
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     owner._answer(self, body)  # a client past its deadline hung up
 

@@ -69,6 +69,7 @@ class JudgeClient:
         self._http: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._limit: asyncio.Semaphore | None = None
+        self._flying: dict[str, asyncio.Future[Reply]] = {}
         self.cache = CallCache(settings.cache, settings.cache_entries)
 
     def _client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
@@ -112,12 +113,28 @@ class JudgeClient:
         found = self.cache.get(key)
         if found is not None:
             return Reply(found["text"], found.get("finish_reason"), Usage(cached_calls=1))
-        started = time.perf_counter()
-        reply = await self._call(body)
-        reply.usage.calls = 1
-        stored = {"text": reply.text, "finish_reason": reply.finish_reason}
-        self.cache.put(key, self.settings.model, stored, time.perf_counter() - started)
-        return reply
+        flying = self._flying.get(key)
+        if flying is not None and self.cache.store is not None:
+            shared = await asyncio.shield(flying)  # the same call, already on its way
+            return Reply(shared.text, shared.finish_reason, Usage(cached_calls=1))
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        if self.cache.store is not None:  # with the cache off every call is made
+            self._flying.setdefault(key, future)
+        try:
+            started = time.perf_counter()
+            reply = await self._call(body)
+            reply.usage.calls = 1
+            stored = {"text": reply.text, "finish_reason": reply.finish_reason}
+            self.cache.put(key, self.settings.model, stored, time.perf_counter() - started)
+            future.set_result(reply)
+            return reply
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters see it, nobody else must
+            raise
+        finally:
+            if self._flying.get(key) is future:
+                del self._flying[key]
 
     async def _call(self, body: dict[str, Any]) -> Reply:
         http, limit = self._client()
