@@ -29,7 +29,7 @@ def test_a_repeat_is_served_from_the_cache(fake_judge: FakeJudge) -> None:
 def test_worker_processes_share_the_disk_cache(fake_judge: FakeJudge, judge_cache: Path) -> None:
     settings = fake_judge.settings("scripted-procs")
     pairs = [(CAPITAL, "Paris"), (CAPITAL, "Lyon"), (CAPITAL, "Paris"), (CAPITAL, "Rome")]
-    with Scorer("judge", settings, executor="process", workers=1) as scorer:
+    with Scorer("judge", settings, executor="inline") as scorer:
         first = scorer.score_many(pairs[:2])
     with Scorer("judge", settings, executor="process", workers=1) as scorer:
         second = scorer.score_many(pairs)

@@ -31,18 +31,6 @@ class TestJudgeContract(VerifierContract):
         ]
 
 
-class TestJudgeJsonContract(TestJudgeContract):
-    config: ClassVar[dict[str, Any]] = {**SETTINGS, "format": "json", "scale": (1, 5)}
-
-    def cases(self) -> list[Case]:
-        """The scripted judge gives 8 or 2: 8 is outside a 1-5 scale, refused, not clipped."""
-        return [
-            Case(CAPITAL, "Lyon", OK, 0.25),
-            Case(CAPITAL, "Paris", Status.ERROR),
-            Case(CAPITAL, "", Status.INVALID),
-        ]
-
-
 class TestJudgeRankContract(GroupVerifierContract):
     verifier_class = JudgeRankVerifier
     config: ClassVar[dict[str, Any]] = SETTINGS

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import os
 import random
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,7 +79,9 @@ class JudgeClient:
         if self._http is None or self._limit is None or self._loop is not loop:
             # One pool per event loop: connections cannot move between loops.
             limits = httpx.Limits(max_connections=self.settings.judge_concurrency)
-            self._http = httpx.AsyncClient(limits=limits, timeout=self.settings.deadline_s)
+            self._http = httpx.AsyncClient(
+                limits=limits, timeout=self.settings.deadline_s, verify=tls(self.settings.base_url)
+            )
             self._limit = asyncio.Semaphore(self.settings.judge_concurrency)
             self._loop = loop
         return self._http, self._limit
@@ -184,6 +188,17 @@ class JudgeClient:
         if answer.status_code != 200:
             _refuse_status(answer)
         return _read_body(answer)
+
+
+def tls(base_url: str) -> ssl.SSLContext | bool:
+    """The process's one verifying TLS context for ``https`` (loading CA certificates costs
+    ~0.1 s, so it is done once); plain ``http`` has nothing to verify."""
+    return _tls_context() if base_url.startswith("https:") else False
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
 
 
 class _Retry(Exception):
