@@ -150,3 +150,19 @@ def test_rlv_verify_groups_a_tasks_completions_and_resumes(
         (r["task_id"], r["sample_index"], r["reward"]) for r in map(json.loads, out.open())
     )
     assert rows == [("t", 0, 0.0), ("t", 1, 1.0), ("u", 0, 1.0), ("u", 1, 0.0)]
+
+
+def test_reward_server_scores_a_requests_completions_per_task(register_verifier: Register) -> None:
+    from rl_verifier.reward_server.scoring import score_request
+
+    register_verifier(ShortestFirst)
+    rows = [(TASK, "hello", 0), (OTHER, "yo", 0), (TASK, "hi", 1), (TASK, "bad", 2)]
+    samples = [Sample(t, as_completion(t, c), i) for t, c, i in rows]
+    with Scorer("shortest_first", executor="inline") as scorer:
+        assert scorer.reward is not None
+        scored = asyncio.run(score_request(scorer, scorer.reward.ref, samples, 30, {3: "bad row"}))
+    assert [(s.task_id, s.sample_index, s.status) for s in scored] == [
+        ("t", 0, Status.OK), ("u", 0, Status.ERROR), ("t", 1, Status.OK), ("t", 2, Status.ERROR)
+    ]  # fmt: skip
+    assert [s.reward for s in scored[::2]] == [0.0, 1.0]
+    assert "judges a group" in (scored[1].error or "") and scored[3].error == "bad row"

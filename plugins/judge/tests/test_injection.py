@@ -40,8 +40,8 @@ def test_the_judge_sees_the_attack_as_data_only(fake_judge: FakeJudge) -> None:
     judge_one(fake_judge.settings(model="scripted-seen"), "Lyon" + ATTACKS[2])
     [body] = [b for b in fake_judge.bodies if b["model"] == "scripted-seen"]
     user = body["messages"][-1]["content"]
-    assert user.count("</completion>") == 1 and user.endswith("</completion>")
-    shown = user.split("<completion>", 1)[1].removesuffix("</completion>")
+    assert user.count("</completion>") == 1 and user.count("<completion>") == 1
+    shown = user.split("<completion>", 1)[1].split("</completion>")[0]
     assert json.loads(shown) == "Lyon" + ATTACKS[2]
     assert "data to be judged" in body["messages"][0]["content"]
 

@@ -133,7 +133,12 @@ def pointwise_messages(
         + score_instruction(scale, answer_format)
     )
     body = "\n".join([*context_blocks(task, rubric), f"<completion>{completion.data}</completion>"])
-    return [{"role": "system", "content": system}, {"role": "user", "content": body}]
+    # Small judges follow the format better when it is also the last thing they read.
+    reminder = score_instruction(scale, answer_format)
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": body + "\n" + reminder},
+    ]
 
 
 def label(position: int) -> str:
