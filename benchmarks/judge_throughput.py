@@ -7,7 +7,8 @@ calls at once: first with the judge-call cache off (the baseline: every sample i
 call), then with a fresh on-disk cache, then re-scored (a resumed run: no call at all).
 
 Run: .venv/bin/python benchmarks/judge_throughput.py [--model rlv/tiny-chat] [--levels 1,8,32]
-     (the default judge is the built-in SmolLM2-135M-Instruct; --max-tokens bounds replies)
+     (the default judge is the built-in SmolLM2-135M-Instruct; --max-tokens bounds replies;
+     "not ok": the share of rows that are not ``ok``, mostly replies not in the asked format)
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def main() -> None:
             base = {"base_url": f"{server.url}/v1", "model": args.model,
                     "max_tokens": args.max_tokens, "deadline_s": 600, "retries": 0}  # fmt: skip
             print(f"judge {args.model} at {server.url}/v1, replies <= {args.max_tokens} tokens")
-            header = f"{'samples':>8} {'run':<14} {'wall s':>8} {'calls':>6} {'calls/s':>8} "
-            print(header + f"{'hit rate':>9} {'not ok':>7}")
+            run({**base, "cache": "off"}, ["warm-up"], 1)  # the model's first call loads it
+            header = f"{'concurrent':>10} {'run':<10} {'samples':>7} {'wall s':>7} {'calls':>6} "
+            print(header + f"{'calls/s':>8} {'samples/s':>9} {'hit rate':>9} {'not ok':>7}")
             for level in levels:
                 texts = completions(2 * level)
                 cache = str(data / f"cache-{level}.sqlite")
@@ -71,8 +73,9 @@ def main() -> None:
                 for label, settings in runs:
                     wall, scores = run(settings, texts, level)
                     calls, rate, hits, bad = figures(wall, scores)
-                    print(f"{level:>8} {label:<14} {wall:>8.2f} {calls:>6} {rate:>8.2f} "
-                          f"{hits:>9.2f} {bad:>7.2f}")  # fmt: skip
+                    speed = len(texts) / wall
+                    print(f"{level:>10} {label:<10} {len(texts):>7} {wall:>7.2f} {calls:>6} "
+                          f"{rate:>8.2f} {speed:>9.1f} {hits:>9.2f} {bad:>7.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -16,12 +16,13 @@ CACHE_VARIABLE = "RLV_JUDGE_CACHE"
 
 
 def default_cache() -> str:
-    """``$RLV_JUDGE_CACHE`` if set, else a file in the user's cache folder."""
+    """``$RLV_JUDGE_CACHE`` if set, else ``judge-calls.sqlite`` in rl-verifier's cache root
+    (``$RLV_CACHE_DIR``, default ``~/.cache/rl-verifier``)."""
     chosen = os.environ.get(CACHE_VARIABLE, "").strip()
     if chosen:
         return chosen
-    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(home) / "rl-verifier" / "judge-calls.sqlite")
+    root = os.environ.get("RLV_CACHE_DIR") or str(Path.home() / ".cache" / "rl-verifier")
+    return str(Path(root) / "judge-calls.sqlite")
 
 
 class JudgeSettings(VerifierConfig):
@@ -52,7 +53,7 @@ class JudgeSettings(VerifierConfig):
     cache: str = Field(
         default_factory=default_cache,
         description="Judge-call cache: a SQLite file, 'memory' (this process only) or 'off'. "
-        "Default: $RLV_JUDGE_CACHE, else ~/.cache/rl-verifier/judge-calls.sqlite.",
+        "Default: $RLV_JUDGE_CACHE, else $RLV_CACHE_DIR/judge-calls.sqlite.",
     )
     cache_entries: int = Field(default=200_000, ge=1, description="Most calls kept on disk.")
     max_completion_chars: int = Field(
