@@ -49,6 +49,7 @@ from rl_verifier.toolcalls import (
     strip_tool_calls,
     tagged_tool_calls,
 )
+from rl_verifier.verdict_cache import DiskStore, VerdictCache
 from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
@@ -61,6 +62,7 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "CompletionLike",
+    "DiskStore",
     "EnvironmentRegistrar",
     "Executor",
     "InlineExecutor",
@@ -80,6 +82,7 @@ __all__ = [
     "ToolCall",
     "UserError",
     "Verdict",
+    "VerdictCache",
     "Verifier",
     "VerifierConfig",
     "VerifierRef",

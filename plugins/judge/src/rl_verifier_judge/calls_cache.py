@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import Verdict
-from rl_verifier.verdict_cache import DiskStore, VerdictCache
+from rl_verifier import DiskStore, Verdict, VerdictCache
 
 MEMORY_ENTRIES = 4096
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl_verifier import Task
-from rl_verifier.contracts import completion_text
 
 RUBRICS = {
     "correctness": (
@@ -73,10 +72,6 @@ def shown(text: str, budget: int) -> Shown:
     cut = len(text) - budget
     kept = text[:head] + f"\n[... {cut} characters cut ...]\n" + text[-tail:]
     return Shown(as_data(kept), len(text), cut)
-
-
-def prompt_data(task: Task) -> str:
-    return as_data(completion_text(task.prompt) if isinstance(task.prompt, list) else task.prompt)
 
 
 def chat_prompt(task: Task) -> str:
