@@ -6,6 +6,7 @@ The reward is the share of comparisons won (a tie counts half)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from itertools import permutations
 from typing import Literal
@@ -133,7 +134,8 @@ class JudgePairVerifier(JudgeBase[PairConfig]):
             points[i] += POINTS[winner]
             points[j] += 1.0 - POINTS[winner]
         games = 2 * (len(seen) - 1)
-        group = {"id": f"pairs-{id(seen)}", "size": len(seen), "judge": usage.as_info()}
+        digest = hashlib.sha256(repr((task.id, [s.data for s in seen])).encode()).hexdigest()
+        group = {"id": digest[:16], "size": len(seen), "judge": usage.as_info()}
         return [
             Verdict.ok(p / games, wins=p, games=games, shown=s.info(), group=group)
             for p, s in zip(points, seen, strict=True)
