@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl_verifier import Score, Task
-from rl_verifier.reward import Reward
+from rl_verifier import Reward, Score, Task
 from rl_verifier.testing import score_groups, score_once
 from rl_verifier_judge import JudgePairVerifier, JudgeRankVerifier, JudgeVerifier
 

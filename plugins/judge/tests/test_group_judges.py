@@ -45,13 +45,14 @@ def test_reverse_pass_measures_position_bias(fake_judge: FakeJudge) -> None:
 def test_rank_batch_metrics_count_each_group_once(fake_judge: FakeJudge) -> None:
     import asyncio
 
-    from rl_verifier.engine import Sample, make_executor, score_batch
-    from rl_verifier.reward import Reward
-    from rl_verifier.testing.contract import as_completion
+    from rl_verifier import Completion, Reward, Sample, make_executor, score_batch
     from rl_verifier_judge import JudgeRankVerifier
 
     reward = Reward.of(JudgeRankVerifier(fake_judge.settings(reverse_pass=True)))
-    jobs = [(reward, Sample(OPEN, as_completion(OPEN, c), i)) for i, c in enumerate(GROUP)]
+    jobs = [
+        (reward, Sample(OPEN, Completion(task_id=OPEN.id, completion=c), i))
+        for i, c in enumerate(GROUP)
+    ]
     result = asyncio.run(score_batch(jobs, make_executor("inline")))
     assert result.metrics["judge_calls"] + result.metrics["judge_cached_calls"] == 2
     assert result.metrics["position_disagreement"] == 0.0

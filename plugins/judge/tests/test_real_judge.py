@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from rl_verifier import Status
-from rl_verifier.cli import cli
+from rl_verifier.testing import rlv_cli
 from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
 
@@ -52,7 +52,7 @@ def verify(tmp_path: Path, url: str, verifier: str, rows: list[dict[str, object]
             str(completions), "--out", str(out), "--executor", "inline",
             "--config", f"base_url={url}", "--config", "max_tokens=24",
             "--config", "deadline_s=240"]  # fmt: skip
-    result = CliRunner().invoke(cli, args)
+    result = CliRunner().invoke(rlv_cli, args)
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in out.read_text().splitlines()]
 
