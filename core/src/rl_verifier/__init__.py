@@ -57,6 +57,7 @@ from rl_verifier.toolcalls import (
     strip_tool_calls,
     tagged_tool_calls,
 )
+from rl_verifier.verdict_cache import DiskStore, VerdictCache
 from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
@@ -69,6 +70,7 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "CompletionLike",
+    "DiskStore",
     "Entry",
     "EnvironmentFactory",
     "EnvironmentRegistrar",
@@ -98,6 +100,7 @@ __all__ = [
     "ToolCall",
     "UserError",
     "Verdict",
+    "VerdictCache",
     "Verifier",
     "VerifierConfig",
     "VerifierRef",

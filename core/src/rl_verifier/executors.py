@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     Message,
     call_verify,
+    call_verify_group,
     describe,
     open_failure,
     open_request,
@@ -66,6 +68,20 @@ class Executor(ABC):
     async def stop(self) -> None:
         """Close every verifier this executor opened and release its resources."""
 
+    async def run_group(
+        self, verifier: Verifier, task: Task, completions: Sequence[Completion]
+    ) -> list[Verdict]:
+        """Judge a group within ``verifier.timeout_s``; never raises. Group verifiers (LLM
+        judges: calls to a service, no untrusted code) run in this process, on its loop."""
+        groups: Executor = self.__dict__.setdefault("_groups", InlineExecutor(1))
+        return await groups.run_group(verifier, task, completions)
+
+    async def stop_groups(self) -> None:
+        """Close the group verifiers ``run_group`` opened."""
+        groups = self.__dict__.pop("_groups", None)
+        if groups is not None:
+            await groups.stop()
+
 
 class InlineExecutor(Executor):
     """Runs verifiers in this process. Fast, but a check that hangs in Python code or
@@ -99,7 +115,28 @@ class InlineExecutor(Executor):
         except Exception as exc:  # noqa: BLE001
             return Verdict.errored(describe(exc))
 
+    async def run_group(
+        self, verifier: Verifier, task: Task, completions: Sequence[Completion]
+    ) -> list[Verdict]:
+        def each(verdict: Verdict) -> list[Verdict]:
+            return [verdict] * len(completions)
+
+        try:
+            await self._ensure_open(verifier)
+        except Exception as exc:  # noqa: BLE001
+            return each(Verdict.failed(f"open() failed: {describe(exc)}"))
+        try:
+            return await asyncio.wait_for(
+                call_verify_group(verifier, task, completions), verifier.timeout_s
+            )
+        except TimeoutError:
+            message = f"no verdict for the group within {verifier.timeout_s}s"
+            return each(Verdict(status=Status.TIMEOUT, error=message))
+        except Exception as exc:  # noqa: BLE001
+            return each(Verdict.failed(describe(exc)))
+
     async def stop(self) -> None:
+        await self.stop_groups()
         opened, self._opened = list(self._opened.values()), {}
         for verifier in opened:
             with contextlib.suppress(Exception):
@@ -440,6 +477,7 @@ class ProcessExecutor(Executor):
         reaper.add_done_callback(self._reapers.discard)
 
     async def stop(self) -> None:
+        await self.stop_groups()
         drains, self._drains = list(self._drains), set()
         for drain in drains:
             drain.cancel()
