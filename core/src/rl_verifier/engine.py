@@ -154,7 +154,7 @@ class ScoringEngine:
         start = time.perf_counter()
         if len(samples) < verifier.min_group_size:
             problem = GroupOnly(verifier.name, len(samples), verifier.min_group_size)
-            return [Cached(Verdict.failed(str(problem)), 0.0)] * len(samples)
+            return [Cached(Verdict.errored(str(problem)), 0.0)] * len(samples)
         task = samples[0].task
         async with contextlib.AsyncExitStack() as stack:
             limit = self._limit(verifier)

@@ -124,7 +124,7 @@ class InlineExecutor(Executor):
         try:
             await self._ensure_open(verifier)
         except Exception as exc:  # noqa: BLE001
-            return each(Verdict.failed(f"open() failed: {describe(exc)}"))
+            return each(Verdict.errored(f"open() failed: {describe(exc)}"))
         try:
             return await asyncio.wait_for(
                 call_verify_group(verifier, task, completions), verifier.timeout_s
@@ -133,7 +133,7 @@ class InlineExecutor(Executor):
             message = f"no verdict for the group within {verifier.timeout_s}s"
             return each(Verdict(status=Status.TIMEOUT, error=message))
         except Exception as exc:  # noqa: BLE001
-            return each(Verdict.failed(describe(exc)))
+            return each(Verdict.errored(describe(exc)))
 
     async def stop(self) -> None:
         await self.stop_groups()

@@ -61,7 +61,7 @@ def failure(problem: JudgeFailure, usage: Usage, **info: Any) -> Verdict:
 
 def unparsed(reason: str, text: str, usage: Usage, **info: Any) -> Verdict:
     """The judge answered, but not in the asked format: ``error``, never a score."""
-    return Verdict.failed(
+    return Verdict.errored(
         f"judge answer not in the asked format: {reason}",
         judge_text=clipped(text),
         judge=usage.as_info(),

@@ -86,17 +86,17 @@ class JudgePairVerifier(JudgeBase[PairConfig]):
         calls = 2 * size if config.against == "reference" else size * (size - 1)
         if calls > config.max_calls:
             return [
-                Verdict.failed(f"{calls} judge calls needed, over max_calls={config.max_calls}")
+                Verdict.errored(f"{calls} judge calls needed, over max_calls={config.max_calls}")
             ] * size
         try:
             if config.against == "reference":
                 return await self._against_reference(task, seen)
             if size < 2:
                 message = "against='group' compares two or more completions of a task; got 1"
-                return [Verdict.failed(message)]
+                return [Verdict.errored(message)]
             return await self._round_robin(task, seen)
         except PromptProblem as exc:
-            return [Verdict.failed(str(exc))] * size
+            return [Verdict.errored(str(exc))] * size
 
     async def _against_reference(self, task: Task, seen: list[Shown]) -> list[Verdict]:
         reference = task.reference.get(self.config.reference_key)
@@ -105,7 +105,7 @@ class JudgePairVerifier(JudgeBase[PairConfig]):
                 f"judge_pair against='reference' needs the task's reference completion as "
                 f"text in reference.{self.config.reference_key}; task '{task.id}' has none"
             )
-            return [Verdict.failed(problem)] * len(seen)
+            return [Verdict.errored(problem)] * len(seen)
         other = shown(reference, self.config.max_completion_chars)
 
         async def one(candidate: Shown) -> Verdict:

@@ -36,7 +36,7 @@ class JudgeVerifier(JudgeBase[JudgeConfig]):
         try:
             messages = pointwise_messages(task, seen, config.rubric, config.scale, config.format)
         except PromptProblem as exc:
-            return Verdict.failed(str(exc))
+            return Verdict.errored(str(exc))
         usage = Usage()
         try:
             reply = await self.client.chat(messages)

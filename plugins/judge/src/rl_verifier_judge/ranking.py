@@ -86,7 +86,7 @@ class JudgeRankVerifier(JudgeBase[RankConfig]):
         size = len(completions)
         if size > config.max_group_size:
             problem = f"group of {size} is larger than max_group_size={config.max_group_size}"
-            return [Verdict.failed(problem)] * size
+            return [Verdict.errored(problem)] * size
         texts = [c.text() for c in completions]
         seen = [shown(t, config.max_completion_chars) for t in texts]
         order = display_order(task, texts)
@@ -101,7 +101,7 @@ class JudgeRankVerifier(JudgeBase[RankConfig]):
                 passes.append(scores)
                 replies.append(text)
         except PromptProblem as exc:
-            return [Verdict.failed(str(exc))] * size
+            return [Verdict.errored(str(exc))] * size
         except JudgeFailure as exc:
             usage.calls += 1
             return [failure(exc, usage, group={**group, "judge": usage.as_info()})] * size
