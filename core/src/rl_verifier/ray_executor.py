@@ -421,6 +421,7 @@ class RayExecutor(Executor):
             self._ray.kill(handle, no_restart=True)
 
     async def stop(self) -> None:
+        await self.stop_groups()
         if self._ray is None:
             return
         drains, self._drains = list(self._drains), set()
