@@ -166,3 +166,67 @@ def test_reward_server_scores_a_requests_completions_per_task(register_verifier:
     ]  # fmt: skip
     assert [s.reward for s in scored[::2]] == [0.0, 1.0]
     assert "judges a group" in (scored[1].error or "") and scored[3].error == "bad row"
+
+
+class ScriptedSampler:
+    """Replies by (task, index) from a table, as a model seeded per sample would."""
+
+    def __init__(self, replies: dict[tuple[str, int], str]) -> None:
+        self.replies = replies
+
+    async def sample(self, task: Task, index: int) -> Any:
+        from rl_verifier.evaluation.sampling import Sampled
+
+        reply = [{"role": "assistant", "content": self.replies[(task.id, index)]}]
+        return Sampled(reply, tokens=1, turns=1, end_reason="done", seed=index, sampling_s=0.0)
+
+
+def test_eval_judges_a_tasks_samples_as_one_group_and_resumes_into_it(
+    tmp_path: Path, register_verifier: Register
+) -> None:
+    from rl_verifier.engine import ScoringEngine
+    from rl_verifier.evaluation.evaluate import plan_for
+    from rl_verifier.evaluation.runner import run_missing
+
+    register_verifier(ShortestFirst)
+    tasks = write_jsonl(tmp_path / "tasks.jsonl", [TASK.model_dump(mode="json")])
+    plan = plan_for(str(tasks), "shortest_first", {}, n=3)
+    replies = {("t", 0): "hello there", ("t", 1): "hi", ("t", 2): "hello"}
+
+    async def run(done: dict[tuple[str, int], Any]) -> dict[int, float]:
+        rows: list[dict[str, Any]] = []
+        async with make_executor("inline") as executor:
+            engine = ScoringEngine(executor, keep_scores=False)
+            await run_missing(plan, ScriptedSampler(replies), engine, done, rows.append, done)
+        assert all(r["score"]["status"] == "ok" for r in rows)
+        return {r["sample_index"]: r["score"]["reward"] for r in rows}
+
+    before = ShortestFirst.calls
+    assert asyncio.run(run({})) == {0: 0.0, 1: 1.0, 2: 0.5}
+    assert ShortestFirst.calls - before == 1  # one call for the task's three samples
+    # Resumed with sample 1 done: the new samples are judged beside its completion.
+    earlier = {("t", 1): [{"role": "assistant", "content": "hi"}]}
+    assert asyncio.run(run(earlier)) == {0: 0.0, 2: 0.5}
+
+
+def test_eval_rescore_judges_saved_samples_by_group(
+    tmp_path: Path, register_verifier: Register
+) -> None:
+    from rl_verifier.evaluation.evaluate import RescoreRequest, rescore
+
+    register_verifier(ShortestFirst)
+    tasks = write_jsonl(
+        tmp_path / "tasks.jsonl", [TASK.model_dump(mode="json"), OTHER.model_dump(mode="json")]
+    )
+    saved = [("t", 0, "hello"), ("u", 0, "yo"), ("t", 1, "hi"), ("u", 1, "yo yo")]
+    samples = write_jsonl(
+        tmp_path / "samples.jsonl",
+        [{"task_id": t, "sample_index": i, "completion": c, "score": {}} for t, i, c in saved],
+    )
+    request = RescoreRequest(samples, tmp_path / "again", "shortest_first", {}, str(tasks),
+                             ks=[1], threshold=1.0, executor="inline")  # fmt: skip
+    rescore(request)
+    rows = [json.loads(line) for line in (tmp_path / "again/samples.jsonl").open()]
+    assert [(r["task_id"], r["sample_index"], r["score"]["reward"]) for r in rows] == [
+        ("t", 0, 0.0), ("u", 0, 1.0), ("t", 1, 1.0), ("u", 1, 0.0)
+    ]  # fmt: skip
