@@ -52,38 +52,17 @@ from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
 
-# Exported here before 0.1.0's public API was split by audience; now in rl_verifier.internal.
-_MOVED_TO_INTERNAL = frozenset(
-    {
-        "OPEN_TAG",
-        "UNTERMINATED",
-        "CallSyntaxError",
-        "Entry",
-        "Registry",
-        "bracketed",
-        "message_tool_calls",
-        "openai_tool_calls",
-        "parse_bfcl_json_calls",
-        "parse_python_calls",
-        "replace_directory",
-        "strip_tool_calls",
-        "tagged_tool_calls",
-        "unknown_message",
-        "write_text",
-    }
-)
-
-
 def __getattr__(name: str) -> Any:
-    """The names moved to ``rl_verifier.internal``, still importable here with a warning."""
-    if name in _MOVED_TO_INTERNAL:
+    """The names moved to ``rl_verifier.internal`` (exported here before the public API
+    was split by audience), still importable here with a warning."""
+    from rl_verifier import internal
+
+    if name in internal.__all__:
         warnings.warn(
             f"rl_verifier.{name} is internal now: import it from rl_verifier.internal",
             DeprecationWarning,
             stacklevel=2,
         )
-        from rl_verifier import internal
-
         return getattr(internal, name)
     raise AttributeError(f"module 'rl_verifier' has no attribute {name!r}")
 

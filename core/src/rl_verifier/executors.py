@@ -23,7 +23,7 @@ from rl_verifier.batch_calls import batch_request
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
 from rl_verifier.piped import PipedProcess
-from rl_verifier.ray_batches import BatchQueue, Item
+from rl_verifier.ray_batches import BatchQueue, Item, settle_batch
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     Message,
@@ -376,19 +376,9 @@ class ProcessExecutor(Executor):
     ) -> bool:
         """Settle what the batch judged; False when the worker must go (a sample ran past
         its deadline there and may still be running)."""
-        answers = outcome["answers"]
-        stopped = outcome["timed_out"]
-        for item, answer in zip(items, answers, strict=False):
-            item.settle(read_verdict(answer))
-        queue.batches.observe(len(answers), outcome["busy_s"])
+        stopped = settle_batch(queue.batches, items, outcome, "worker")
         if stopped is None:
-            for item in items[len(answers) :]:
-                item.settle(Verdict.errored("verifier worker answered fewer samples than sent"))
             return True
-        timeout_s = items[stopped].timeout_s
-        items[stopped].settle(
-            Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
-        )
         self._all.discard(worker)
         self._reap(worker)
         queue.batches.put_back(items[stopped + 1 :])
