@@ -23,7 +23,7 @@ from rl_verifier.batch_calls import batch_request
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
 from rl_verifier.piped import PipedProcess
-from rl_verifier.ray_batches import BatchQueue, Item, settle_batch
+from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     Message,
@@ -469,13 +469,8 @@ class ProcessExecutor(Executor):
     async def stop(self) -> None:
         await self.stop_groups()
         drains, self._drains = list(self._drains), set()
-        for drain in drains:
-            drain.cancel()
-        await asyncio.gather(*drains, return_exceptions=True)
-        stopped = Verdict.errored("process executor stopped before this sample ran")
-        for queue in self._queues.values():
-            while queue.batches.waiting:
-                queue.batches.waiting.popleft().settle(stopped)
+        queues = [queue.batches for queue in self._queues.values()]
+        await stop_batches(drains, queues, "process executor")
         self._queues, self._openings = {}, {}
         workers, self._all, self._idle = list(self._all), set(), []
         await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)

@@ -113,3 +113,17 @@ def settle_batch(queue: BatchQueue, items: list[Item], outcome: Message, who: st
     timeout_s = items[stopped].timeout_s
     items[stopped].settle(Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s"))
     return stopped
+
+
+async def stop_batches(
+    drains: list[asyncio.Task[None]], queues: list[BatchQueue], who: str
+) -> None:
+    """Cancel the tasks draining ``queues`` and settle every sample still waiting in them
+    as ``error`` (``who``: the executor, named in the message)."""
+    for drain in drains:
+        drain.cancel()
+    await asyncio.gather(*drains, return_exceptions=True)
+    stopped = Verdict.errored(f"{who} stopped before this sample ran")
+    for queue in queues:
+        while queue.waiting:
+            queue.waiting.popleft().settle(stopped)

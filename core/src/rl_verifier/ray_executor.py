@@ -41,7 +41,7 @@ from rl_verifier.batch_calls import batch_request, verify_batch_answer
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
 from rl_verifier.executors import Executor
-from rl_verifier.ray_batches import BatchQueue, Item, settle_batch
+from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
@@ -415,13 +415,7 @@ class RayExecutor(Executor):
         if self._ray is None:
             return
         drains, self._drains = list(self._drains), set()
-        for drain in drains:
-            drain.cancel()
-        await asyncio.gather(*drains, return_exceptions=True)
-        stopped = Verdict.errored("ray executor stopped before this sample ran")
-        for pool in self._pools.values():
-            while pool.queue.waiting:
-                pool.queue.waiting.popleft().settle(stopped)
+        await stop_batches(drains, [pool.queue for pool in self._pools.values()], "ray executor")
         self._openings = {}
         handles = [s.handle for p in self._pools.values() for s in p.slots if s.handle]
         self._pools = {}
