@@ -5,6 +5,7 @@ modules behind them."""
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import tomllib
 from pathlib import Path
@@ -25,6 +26,12 @@ PUBLIC_MODULES = {
     "rl_verifier_sandbox": set(rl_verifier_sandbox.__all__),
 }
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "src").is_dir())
+# The trainer adapters: each module is public as a whole, for trainer users (docs/integrations).
+INTEGRATIONS: dict[str, set[str] | None] = {
+    f"rl_verifier.integrations.{path.stem}": None
+    for path in (ROOT / "core/src/rl_verifier/integrations").glob("*.py")
+    if not path.stem.startswith("_") and path.stem != "common"
+}
 # Every distribution apart from the core: each may import only the public names of others.
 CLIENTS = [*PLUGINS, ROOT / "sandbox", ROOT / "server"]
 
@@ -32,19 +39,61 @@ CLIENTS = [*PLUGINS, ROOT / "sandbox", ROOT / "server"]
 def imports_of(path: Path, own: str) -> list[tuple[int, str, list[str]]]:
     """(line, module, names) of every import of a core or sandbox module in ``path``, whose
     own package ``own`` is left out."""
-    found: list[tuple[int, str, list[str]]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            module, names = node.module, [alias.name for alias in node.names]
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                found.append((node.lineno, alias.name, []))
-            continue
-        else:
-            continue
-        found.append((node.lineno, module, names))
     foreign = {"rl_verifier", "rl_verifier_sandbox"} - {own}
+    found = imports_of_text(path.read_text(), str(path), own)
     return [f for f in found if f[1].split(".")[0] in foreign]
+
+
+def is_ours(package: str) -> bool:
+    """A package of this repository: the core, the sandbox, the server or a plugin."""
+    return package == "rl_verifier" or package.startswith("rl_verifier_")
+
+
+def plugin_packages() -> dict[str, set[str] | None]:
+    """Each plugin's import package with its ``__all__``: what other plugins may import."""
+    found: dict[str, set[str] | None] = {}
+    for plugin in PLUGINS:
+        for init in (plugin / "src").glob("*/__init__.py"):
+            module = importlib.import_module(init.parent.name)
+            found[init.parent.name] = set(getattr(module, "__all__", ()))
+    return found
+
+
+def private_imports(path: Path, text: str, own: str) -> list[str]:
+    """Each import in ``text`` of a name another package of ours does not make public."""
+    packages = plugin_packages()
+    public_modules = {**PUBLIC_MODULES, **packages, **INTEGRATIONS}
+    repository = {"rl_verifier", "rl_verifier_sandbox", *packages}
+    problems = []
+    for line, module, names in imports_of_text(text, str(path), own):
+        if module.split(".")[0] not in repository:
+            continue  # an example's own package (rl_verifier_my_check), not one of ours
+        if module.split(".")[0] == "rl_verifier_server":
+            continue  # the server is a program, not a library: nothing imports it
+        where = f"{path.relative_to(ROOT)}:{line}"
+        problems += import_problems(where, module, names, public_modules)
+    return problems
+
+
+def import_problems(
+    where: str, module: str, names: list[str], public_modules: dict[str, set[str] | None]
+) -> list[str]:
+    """Why importing ``names`` from ``module`` reaches past what it makes public."""
+    if module not in public_modules:
+        return [f"{where}: imports private module {module}"]
+    public = public_modules[module]
+    private = [n for n in names if public is not None and n not in public]
+    return [f"{where}: {module} does not export {', '.join(private)}"] if private else []
+
+
+def imports_of_text(text: str, name: str, own: str) -> list[tuple[int, str, list[str]]]:
+    found: list[tuple[int, str, list[str]]] = []
+    for node in ast.walk(ast.parse(text, name)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name, []) for alias in node.names)
+    return [f for f in found if is_ours(f[1].split(".")[0]) and f[1].split(".")[0] != own]
 
 
 @pytest.mark.parametrize("client", CLIENTS, ids=[p.name for p in CLIENTS])
@@ -54,14 +103,58 @@ def test_imports_only_public_names_of_other_packages(client: Path) -> None:
     for path in sorted((client / "src").rglob("*.py")):
         for line, module, names in imports_of(path, package):
             where = f"{path.relative_to(ROOT)}:{line}"
-            if module not in PUBLIC_MODULES:
-                problems.append(f"{where}: imports private module {module}")
-                continue
-            public = PUBLIC_MODULES[module]
-            private = [n for n in names if public is not None and n not in public]
-            if private:
-                problems.append(f"{where}: {module} does not export {', '.join(private)}")
+            problems += import_problems(where, module, names, PUBLIC_MODULES)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
+def test_plugins_import_only_public_names_of_other_plugins(plugin: Path) -> None:
+    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
+    problems = [
+        problem
+        for path in sorted((plugin / "src").rglob("*.py"))
+        for problem in private_imports(path, path.read_text(), package)
+        if "rl_verifier_" in problem.split(": ", 1)[1]  # the core's names: the test above
+    ]
+    assert not problems, "\n".join(problems)
+
+
+# A white-box check of the sandbox's uid slots (no process left behind), not a client.
+PLUGIN_TEST_EXCEPTIONS = {("lean", "rl_verifier_sandbox.slots"), ("lean", "cgroups")}
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
+def test_plugin_tests_import_only_public_names(plugin: Path) -> None:
+    """A plugin's tests are a client too: what they import, a third party's tests can."""
+    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
+    problems = [
+        problem
+        for path in sorted((plugin / "tests").rglob("*.py"))
+        for problem in private_imports(path, path.read_text(), package)
+        if (plugin.name, problem.split()[-1]) not in PLUGIN_TEST_EXCEPTIONS
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_docs_code_blocks_import_only_public_names() -> None:
+    problems = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+            try:
+                problems += private_imports(page, block, own="")
+            except SyntaxError:
+                continue  # a fragment, not a program
+    assert not problems, "\n".join(problems)
+
+
+def test_the_generated_training_script_imports_only_public_names() -> None:
+    from rl_verifier.train.script_writer import BuildRequest, render_loop
+
+    for standalone in (False, True):
+        request = BuildRequest(verifier="format", model="rlv/tiny-chat", standalone=standalone)
+        script, _, _ = render_loop(request)
+        problems = private_imports(ROOT / "train_format.py", script, own="")
+        assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])

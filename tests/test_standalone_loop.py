@@ -20,7 +20,7 @@ import tinker
 
 from rl_verifier import Scorer
 from rl_verifier.train import Renderer
-from rl_verifier.train.new_loop import BuildRequest, write_loop
+from rl_verifier.train.script_writer import BuildRequest, write_loop
 from rl_verifier.web.app import available_presets
 from rl_verifier_server.launch import LocalServer
 

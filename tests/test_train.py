@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.builtin import arithmetic_tasks
-from rl_verifier.train.new_loop import BuildRequest, write_loop
 from rl_verifier.train.rollouts import tasks_for_step
+from rl_verifier.train.script_writer import BuildRequest, write_loop
 
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
 

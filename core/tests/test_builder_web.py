@@ -11,7 +11,7 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient
 
-from rl_verifier.train.new_loop import BuildRequest, render_loop
+from rl_verifier.train.script_writer import BuildRequest, render_loop
 from rl_verifier.web import app as web
 
 MODEL = "rlv/tiny-chat"

@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from rl_verifier import Loss, LossRegistrar, hookimpl
 from rl_verifier.errors import UserError
-from rl_verifier.losses import LOSSES, Loss, policy_losses, register_loss
+from rl_verifier.losses import policy_losses
+from rl_verifier.plugins import PluginInfo
 from rl_verifier.train.config import validate
-from rl_verifier.train.new_loop import BuildRequest, render_loop
 from rl_verifier.train.packing import Segment, pack, to_datum
+from rl_verifier.train.script_writer import BuildRequest, render_loop
 
 
-@pytest.fixture
-def dummy_loss() -> Iterator[Loss]:
-    loss = register_loss(
-        Loss("dummy_pg", "A test loss.", inputs=("target_tokens", "advantages"), config={"k": 1.0})
-    )
-    yield loss
-    del LOSSES["dummy_pg"]
+class DummyLoss:
+    @hookimpl
+    def register_losses(self, register: LossRegistrar) -> None:
+        inputs = ("target_tokens", "advantages")
+        register(Loss("dummy_pg", "A test loss.", inputs=inputs, config={"k": 1.0}))
 
 
-def test_a_registered_loss_is_usable_everywhere(dummy_loss: Loss) -> None:
+def test_a_registered_loss_is_usable_everywhere(register_plugin: Callable[..., Any]) -> None:
+    register_plugin(DummyLoss(), name="dummy-loss")
     assert "dummy_pg" in policy_losses()
     config = validate({"tasks": "t.jsonl", "loss": "dummy_pg", "loss_config": {"k": 2.0}}, ())
     assert config.loss == "dummy_pg"
@@ -38,12 +40,18 @@ def test_a_registered_loss_is_usable_everywhere(dummy_loss: Loss) -> None:
 
 
 def test_unknown_losses_are_refused_with_the_choices() -> None:
-    with pytest.raises(UserError, match="unknown loss 'mse'; choose one of: importance_sampling"):
+    with pytest.raises(UserError, match="unknown loss 'mse'; known are: importance_sampling"):
         validate({"tasks": "t.jsonl", "loss": "mse"}, ())
     with pytest.raises(UserError, match="unknown loss 'cross_entropy'"):  # not a policy loss
         validate({"tasks": "t.jsonl", "loss": "cross_entropy"}, ())
 
 
-def test_a_name_is_registered_once() -> None:
-    with pytest.raises(ValueError, match="already registered"):
-        register_loss(Loss("ppo", "again"))
+def test_a_name_is_registered_once(register_plugin: Callable[..., Any]) -> None:
+    class Again:
+        @hookimpl
+        def register_losses(self, register: LossRegistrar) -> None:
+            register(Loss("ppo", "again"))
+
+    info: PluginInfo = register_plugin(Again(), name="again")
+    assert any("loss name 'ppo' is claimed" in error for error in info.errors)
+    assert "ppo" not in info.registered.get("losses", [])

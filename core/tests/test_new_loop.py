@@ -13,7 +13,7 @@ from rl_verifier.errors import UserError
 from rl_verifier.plugins import get_plugins
 from rl_verifier.train.catalog import CATALOG, lookup
 from rl_verifier.train.config import load_config
-from rl_verifier.train.new_loop import BuildRequest, render_loop, write_loop
+from rl_verifier.train.script_writer import BuildRequest, render_loop, write_loop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -168,7 +168,7 @@ def test_default_output_name_comes_from_the_verifiers(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"verifier": "nope"}, r"unknown verifier 'nope'; known verifiers: .*exact_match"),
+        ({"verifier": "nope"}, r"unknown verifier 'nope'; known are: .*exact_match"),
         ({"verifier": "0.5*exact_match + nope"}, r"unknown verifier 'nope'"),
         ({"verifier": "exact_match +"}, r"ends with an operator"),
         ({"verifier": "  "}, r"--verifier must not be empty"),
@@ -177,12 +177,12 @@ def test_default_output_name_comes_from_the_verifiers(
         ({"group_size": 0}, r"--group-size must be at least 1"),
         (
             {"loss": "sgd"},
-            r"^unknown loss 'sgd'; choose one of: importance_sampling, ppo, cispo, dro(, \w+)*$",
+            r"^unknown loss 'sgd'; known are: importance_sampling, ppo, cispo, dro(, \w+)*$",
         ),
         ({"backend": "gpu"}, r"unknown backend 'gpu'"),
         ({"learning_rate": -1.0}, r"--learning-rate must be a positive number"),
         ({"task": "missing.jsonl"}, r"^tasks file 'missing.jsonl' does not exist$"),
-        ({"task": "taskset:nope"}, r"^unknown task set 'nope'; known task sets: "),
+        ({"task": "taskset:nope"}, r"^unknown task set 'nope'; known are: "),
         ({"model": ""}, r"--model must not be empty"),
         ({"output": Path("bad name.py")}, r"script name 'bad name.py' should be"),
     ],
@@ -257,7 +257,7 @@ def test_catalogue_is_consistent() -> None:
 def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None:
     from rl_verifier.errors import UserError
     from rl_verifier.train.config import TrainConfig
-    from rl_verifier.train.new_loop import BuildRequest, render_loop
+    from rl_verifier.train.script_writer import BuildRequest, render_loop
 
     request = BuildRequest(
         verifier="exact_match", model="rlv/tiny-chat", environment="single_turn", max_turns=3
@@ -267,7 +267,7 @@ def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None
     import tomllib
 
     assert TrainConfig.model_validate(tomllib.loads(toml)).max_turns == 3
-    with pytest.raises(UserError, match="unknown environment 'nope'; known: "):
+    with pytest.raises(UserError, match="unknown environment 'nope'; known are: "):
         render_loop(
             BuildRequest(
                 verifier="exact_match", model="rlv/tiny-chat", environment="nope", max_turns=2
@@ -277,7 +277,7 @@ def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None
 
 def test_the_cli_and_the_builder_page_take_their_defaults_from_the_request() -> None:
     from rl_verifier.cli import cli
-    from rl_verifier.train.new_loop import request_defaults
+    from rl_verifier.train.script_writer import request_defaults
     from rl_verifier.web.app import options
 
     defaults = request_defaults()

@@ -14,9 +14,9 @@ import pytest
 import rl_verifier
 import rl_verifier.train
 from rl_verifier.errors import UserError
-from rl_verifier.losses import LOSSES
+from rl_verifier.losses import get_loss
 from rl_verifier.plugins import get_plugins
-from rl_verifier.train.new_loop import BuildRequest, render_loop, write_loop
+from rl_verifier.train.script_writer import BuildRequest, render_loop, write_loop
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLIC = {
@@ -125,7 +125,7 @@ def test_docstring_names_the_primitives_and_what_it_leaves_out(tasks: Path, tmp_
     for needed in (*PRIMITIVES, "warm start", "multi-turn", "sampling_ahead", "rlv report"):
         assert needed in doc, needed
     assert "TINKER_API_KEY=... python" in doc and "rlv serve --port 8000 --preload" in doc
-    for name in LOSSES["ppo"].inputs:  # the datum carries what the loss reads
+    for name in get_loss("ppo").inputs:  # the datum carries what the loss reads
         assert f'"{name}": types.TensorData(' in built.script_text
     assert "clip_low_threshold (default 0.8)" in built.script_text
     result = subprocess.run(

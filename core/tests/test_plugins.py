@@ -140,6 +140,6 @@ def test_hook_register_task_sets_and_environments(make_plugin: MakePlugin) -> No
     owner = task_set.plugin
     other = "clash" if owner == "sets" else "sets"
     errors = by_name(plugins)[other]["errors"]
-    assert any("task set 'tiny-set'" in e and f"plugin '{owner}'" in e for e in errors)
-    assert any("environment 'echo_env'" in e for e in errors)
+    assert any("task set name 'tiny-set'" in e and f"plugin '{owner}'" in e for e in errors)
+    assert any("environment name 'echo_env'" in e for e in errors)
     assert "single_turn" in plugins.environments

@@ -65,7 +65,7 @@ def test_failure_of_any_component_is_never_a_score() -> None:
     )
     assert verdict.status is Status.TIMEOUT and verdict.reward == 0.0
     assert "exact_match: slow" in (verdict.error or "")
-    worse = reward.combine({"exact_match": Verdict.failed("down"), "format": Verdict.invalid("x")})
+    worse = reward.combine({"exact_match": Verdict.errored("down"), "format": Verdict.invalid("x")})
     assert worse.status is Status.ERROR
 
 
@@ -100,7 +100,7 @@ def test_config_for_unused_verifier_is_rejected() -> None:
 
 
 def test_unknown_verifier_lists_known_ones() -> None:
-    with pytest.raises(UserError, match=r"unknown verifier 'nope'; known verifiers: .*exact_match"):
+    with pytest.raises(UserError, match=r"unknown verifier 'nope'; known are: .*exact_match"):
         composite("nope")
 
 

@@ -23,7 +23,7 @@ from rlv_processes import descendants, processes, workers_of_this_process
 from rl_verifier import Completion, Score, Task, Verdict, Verifier
 from rl_verifier.cli import cli
 from rl_verifier.errors import UserError
-from rl_verifier.reward_server import Limits, ServerOptions
+from rl_verifier.reward_server import RewardServerLimits, ServerOptions
 from rl_verifier.reward_server.serve import BoundServer, bind, serving_in_thread
 
 Register = Callable[[type[Verifier]], type[Verifier]]
@@ -141,7 +141,7 @@ def test_samples_unscored_by_the_deadline_come_back_as_timeout_rows(
 ) -> None:
     tasks = [{"id": "t", "prompt": "p"}]
     completions = [{"task_id": "t", "completion": text} for text in ("go", "wait", "go")]
-    with server("gated", executor="inline", limits=Limits(deadline_s=60)) as bound:
+    with server("gated", executor="inline", limits=RewardServerLimits(deadline_s=60)) as bound:
         answer = httpx.post(
             f"{bound.url}/v1/score",
             json={"tasks": tasks, "completions": completions, "deadline_s": 2},
@@ -170,7 +170,7 @@ def test_a_full_queue_answers_429_with_retry_after_and_holds_no_more(
     tasks = [{"id": "t", "prompt": "p"}]
     slow = {"tasks": tasks, "completions": [{"task_id": "t", "completion": "wait"}] * 2}
     one = {"tasks": tasks, "completions": [{"task_id": "t", "completion": "go"}]}
-    limits = Limits(max_pending_samples=2)
+    limits = RewardServerLimits(max_pending_samples=2)
     with server("gated", executor="inline", limits=limits) as bound:
         url, admission = f"{bound.url}/v1/score", bound.service.admission
         thread, first = post_in_thread(url, slow)
@@ -194,7 +194,7 @@ def test_request_bodies_are_bounded_one_by_one_and_together(gated: threading.Eve
     tasks = [{"id": "t", "prompt": padding}]
     slow = {"tasks": tasks, "completions": [{"task_id": "t", "completion": "wait"}]}
     quick = {"tasks": tasks, "completions": [{"task_id": "t", "completion": "go"}]}
-    limits = Limits(max_body_bytes=400_000, max_pending_bytes=500_000)
+    limits = RewardServerLimits(max_body_bytes=400_000, max_pending_bytes=500_000)
     with server("gated", executor="inline", limits=limits) as bound:
         url, admission = f"{bound.url}/v1/score", bound.service.admission
         over = httpx.post(url, json={**quick, "tasks": [{"id": "t", "prompt": padding * 2}]})

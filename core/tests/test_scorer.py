@@ -173,7 +173,7 @@ class Closing(Verifier):
         return Verdict.ok(1.0)
 
 
-get_plugins().registry.add(Closing, "test", "0")
+get_plugins().registry.add(Closing.name, Closing, "test", "0")
 scorer = Scorer("closing", executor="inline")
 print(scorer.score({"prompt": "p"}, "x").reward)  # and exit without closing it
 """

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from rl_verifier.errors import UserError
 from rl_verifier.train.advantages import group_advantages, is_degenerate
 from rl_verifier.train.packing import PackedDatum, Segment, pack, supervised, to_datum
 
@@ -154,7 +155,7 @@ def test_to_datum_exact_values() -> None:
 
 def test_to_datum_rejects_unknown_loss_and_ragged_lists() -> None:
     pytest.importorskip("tinker")
-    with pytest.raises(ValueError, match="unknown loss_fn 'mse'"):
+    with pytest.raises(UserError, match="unknown loss 'mse'"):
         to_datum(single_turn(), "mse")
     ragged = single_turn()
     ragged.mask = ragged.mask[:-1]

@@ -321,7 +321,7 @@ def test_the_sdk_key_header_is_what_is_checked(hardened: Hardened, api_factory: 
     assert tree(hardened.root) == before
 
 
-# Limits -----------------------------------------------------------------------------------
+# ServerLimits -----------------------------------------------------------------------------------
 
 
 def test_request_bodies_over_the_limit_are_refused(hardened: Hardened) -> None:

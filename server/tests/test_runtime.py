@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -23,6 +23,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from rl_verifier import Loss, LossRegistrar, hookimpl
 from rl_verifier.errors import UserError
 from rl_verifier_server.runtime import (
     AdamParams,
@@ -32,7 +33,7 @@ from rl_verifier_server.runtime import (
     read_adapter_info,
 )
 from rl_verifier_server.runtime.decoding import SamplingParams, StopCriteria, make_generator
-from rl_verifier_server.runtime.losses import CLIENT_SIDE, LOSSES, LossDef, LossTerms, get_loss
+from rl_verifier_server.runtime.losses import CLIENT_SIDE, LossTerms, get_loss, losses
 
 # Support: a tiny model and an independent LoRA reference --------------------------------
 
@@ -331,7 +332,7 @@ def test_loss_values_and_grads_match_reference(
 def test_every_loss_the_pinned_sdk_names_is_served() -> None:
     """A new SDK release that adds a loss fails here until the server implements it."""
     named = set(typing.get_args(tinker.types.LossFnType))
-    assert named - set(LOSSES) == set(CLIENT_SIDE)
+    assert named - set(losses()) == set(CLIENT_SIDE)
     with pytest.raises(UserError, match="forward_backward_custom runs on the client"):
         get_loss("custom")
 
@@ -354,16 +355,22 @@ def test_rl_metrics(host: ModelHost) -> None:
     assert metrics["clip_fraction:mean"] == pytest.approx(2 / 5)
 
 
-def test_a_loss_is_one_function_and_one_table_entry(
-    host: ModelHost, monkeypatch: pytest.MonkeyPatch
+def test_a_loss_is_one_registration_in_cores_table(
+    host: ModelHost, register_plugin: Callable[..., Any]
 ) -> None:
-    """A loss added to the table is checked and run like the built-in ones."""
+    """A loss a plugin registers (with its ``compute``) is checked and run like the
+    built-in ones."""
 
     def scaled(lp: torch.Tensor, inputs: Mapping[str, torch.Tensor], config: Any) -> LossTerms:
         return LossTerms(-config["scale"] * lp * inputs["advantages"])
 
-    entry = LossDef("scaled", scaled, ("target_tokens", "advantages"), (), {"scale": 2.0})
-    monkeypatch.setitem(LOSSES, "scaled", entry)
+    class ScaledLoss:
+        @hookimpl
+        def register_losses(self, register: LossRegistrar) -> None:
+            inputs = ("target_tokens", "advantages")
+            register(Loss("scaled", "test", inputs, {"scale": 2.0}, compute=scaled))
+
+    register_plugin(ScaledLoss(), name="scaled-loss")
     host.trainers.create("a", SPEC)
     seq = SEQ[:8]
     advantages = np.linspace(-1.0, 1.0, 7)

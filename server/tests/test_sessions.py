@@ -9,13 +9,13 @@ import pytest
 
 from rl_verifier_server import session_calls, training_calls
 from rl_verifier_server.errors import StatusError
-from rl_verifier_server.limits import Limits
+from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.service import Service
 
 
 def test_a_silent_session_is_ended_and_frees_its_training_client(tmp_path: Path) -> None:
     now = [0.0]
-    limits = Limits(max_training_clients=1, session_timeout_s=60)
+    limits = ServerLimits(max_training_clients=1, session_timeout_s=60)
     service = Service(tmp_path, "cpu", limits=limits, clock=lambda: now[0])
 
     def create(session: str) -> str:

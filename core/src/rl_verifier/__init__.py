@@ -23,18 +23,26 @@ from rl_verifier.contracts import (
 from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.extensions import EnvironmentFactory, Preset, RewardProtocol, SandboxBackend
 from rl_verifier.hookspecs import (
     EnvironmentRegistrar,
+    LossRegistrar,
+    PresetRegistrar,
+    RewardProtocolRegistrar,
+    SandboxBackendRegistrar,
     TaskSetRegistrar,
     VerifierRegistrar,
     hookimpl,
 )
-from rl_verifier.losses import Loss, register_loss
+from rl_verifier.losses import Loss
+from rl_verifier.losses import register_loss as register_loss  # deprecated: register_losses
 from rl_verifier.piped import PipedProcess
 from rl_verifier.python_source import parse_python
+from rl_verifier.registry import Entry, Registry, unknown_message
 from rl_verifier.resolve import reward_for
 from rl_verifier.reward import Reward
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
+from rl_verifier.text import after_reasoning
 from rl_verifier.toolcalls import (
     OPEN_TAG,
     UNTERMINATED,
@@ -61,15 +69,25 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "CompletionLike",
+    "Entry",
+    "EnvironmentFactory",
     "EnvironmentRegistrar",
     "Executor",
     "InlineExecutor",
     "Loss",
+    "LossRegistrar",
     "PipedProcess",
+    "Preset",
+    "PresetRegistrar",
     "ProcessExecutor",
     "Regex",
+    "Registry",
     "Reward",
+    "RewardProtocol",
+    "RewardProtocolRegistrar",
     "Sample",
+    "SandboxBackend",
+    "SandboxBackendRegistrar",
     "Score",
     "Scorer",
     "Status",
@@ -85,6 +103,7 @@ __all__ = [
     "VerifierRef",
     "VerifierRegistrar",
     "__version__",
+    "after_reasoning",
     "bracketed",
     "completion_text",
     "content_text",
@@ -99,11 +118,11 @@ __all__ = [
     "parse_tool_calls",
     "publish_directory",
     "reference_answers",
-    "register_loss",
     "replace_directory",
     "reward_for",
     "score_batch",
     "strip_tool_calls",
     "tagged_tool_calls",
+    "unknown_message",
     "write_text",
 ]

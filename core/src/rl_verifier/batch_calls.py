@@ -39,7 +39,7 @@ def batch_request(
                 slot = slots[id(task)] = len(tasks) - 1
             items.append((slot, _completion_data(completion)))
         except Exception as exc:  # noqa: BLE001 - a sample's own data, never a crash
-            failures[position] = Verdict.failed(
+            failures[position] = Verdict.errored(
                 f"cannot send this sample to a worker: {describe(exc)}"
             )
             continue

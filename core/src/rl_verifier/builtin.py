@@ -1,4 +1,5 @@
-"""Verifiers that ship with the core: exact answer match and an output-format gate."""
+"""What ships with the core: the exact-match and format verifiers, their example task
+sets, the built-in losses and the reward server's two wire protocols."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from pydantic import Field
 
 from rl_verifier.answers import normalise_answer, reference_answers
 from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.hookspecs import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier.hookspecs import (
+    LossRegistrar,
+    RewardProtocolRegistrar,
+    TaskSetRegistrar,
+    VerifierRegistrar,
+    hookimpl,
+)
+from rl_verifier.loss import BUILTIN_LOSSES
 from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 
@@ -33,7 +41,7 @@ class ExactMatch(Verifier[ExactMatchConfig]):
         config = self.config
         gold = reference_answers(task.reference)
         if not gold:
-            return Verdict.failed("task reference has no 'answer' or 'answers'")
+            return Verdict.errored("task reference has no 'answer' or 'answers'")
         text = completion.text()
         matches = re.findall(config.answer_pattern, text, flags=re.DOTALL)
         if matches:
@@ -87,3 +95,17 @@ def arithmetic_tasks(count: int = 32) -> list[Task]:
 def register_task_sets(register: TaskSetRegistrar) -> None:
     register("exact_match-example", arithmetic_tasks)
     register("format-example", arithmetic_tasks)
+
+
+@hookimpl
+def register_losses(register: LossRegistrar) -> None:
+    for loss in BUILTIN_LOSSES:
+        register(loss)
+
+
+@hookimpl
+def register_reward_protocols(register: RewardProtocolRegistrar) -> None:
+    from rl_verifier.reward_server.protocols import BUILTIN_PROTOCOLS
+
+    for protocol in BUILTIN_PROTOCOLS:
+        register(protocol)

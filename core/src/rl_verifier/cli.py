@@ -19,7 +19,7 @@ from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
 from rl_verifier.cache_command import cache
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
-from rl_verifier.contracts import Score
+from rl_verifier.contracts import TASKSET_PREFIX, Score
 from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.errors import UserError
 from rl_verifier.evaluation.command import eval_command
@@ -30,12 +30,13 @@ from rl_verifier.jsonl import (
     partial_path,
 )
 from rl_verifier.losses import policy_losses
-from rl_verifier.plugins import get_plugins
-from rl_verifier.resolve import TASKSET_PREFIX, RewardResolver, load_task_source
+from rl_verifier.plugins import KINDS, get_plugins
+from rl_verifier.resolve import RewardResolver, load_task_source
 from rl_verifier.reward import Reward
 from rl_verifier.reward_server.command import reward_server
-from rl_verifier.summary import format_summary, summarise
-from rl_verifier.train.new_loop import BACKENDS, request_defaults
+from rl_verifier.summary import format_summary, summarise_scores
+from rl_verifier.train.config import TrainingBackend
+from rl_verifier.train.script_writer import BACKENDS, request_defaults
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 log = logging.getLogger("rl_verifier.cli")
@@ -72,8 +73,8 @@ def say(message: str) -> None:
 @cli.command(epilog="Example: rlv plugins --json | jq '.[].task_sets'")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def plugins(as_json: bool) -> None:
-    """List plugins with what each registers (verifiers, task sets, environments,
-    commands) and why any failed to load."""
+    """List plugins with what each registers (verifiers, task sets, environments, losses,
+    sandbox backends, reward protocols, presets, commands) and why any failed to load."""
     listing = get_plugins().listing()
     if as_json:
         click.echo(json.dumps(listing, indent=2))
@@ -81,9 +82,9 @@ def plugins(as_json: bool) -> None:
     for plugin in listing:
         dist = f"{plugin['distribution']} {plugin['version']}" if plugin["distribution"] else ""
         click.echo(f"{plugin['name']:<16} {plugin['state']:<9} {dist}")
-        for kind in ("verifiers", "task_sets", "environments", "commands"):
+        for kind in KINDS:  # one line per kind of extension it registered
             if plugin[kind]:
-                click.echo(f"    {kind.replace('_', ' ') + ':':<14} {', '.join(plugin[kind])}")
+                click.echo(f"    {kind.replace('_', ' ') + ':':<18} {', '.join(plugin[kind])}")
         for error in plugin["errors"]:
             click.echo(f"    error: {error}")
 
@@ -302,7 +303,7 @@ def verify(
                 err=True,
             )
         raise
-    summary = summarise(result.scores, result.metrics)
+    summary = summarise_scores(result.scores, result.metrics)
     summary["verifier"] = sorted({reward.ref.name for reward in rewards})
     if not quiet():
         click.echo(format_summary(summary, out_path), err=to_stdout)
@@ -388,7 +389,7 @@ Examples:
 )
 @click.option(
     "--backend",
-    type=click.Choice(["local", "tinker"]),
+    type=click.Choice([b.value for b in TrainingBackend]),
     help="Override the config's backend: local (start rlv serve here) or tinker (hosted).",
 )
 def train(
@@ -403,7 +404,9 @@ def train(
 
     extra = (*overrides, f"backend={backend}") if backend else overrides
     if resume is not None and config_path is None:
-        config_path = resume / "config.json"
+        from rl_verifier.train.rundir import RunDir
+
+        config_path = RunDir(resume).config_file
     if config_path is None:
         raise UserError("give a CONFIG file, or --resume RUN_DIR")
     config = load_config(config_path, extra)
@@ -522,7 +525,7 @@ def new_loop(
 ) -> None:
     """Write a ready-to-run training loop (a Python file and its TOML config, or with
     --standalone one file holding the whole loop)."""
-    from rl_verifier.train.new_loop import BuildRequest, write_loop
+    from rl_verifier.train.script_writer import BuildRequest, write_loop
 
     built = write_loop(
         BuildRequest(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
 
 from rl_verifier.config_input import merge_configs, read_config_file
+from rl_verifier.engine import ExecutorKind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,7 +35,7 @@ def executor_option(function: F) -> F:
     """``--executor process|inline|ray``."""
     return click.option(
         "--executor",
-        type=click.Choice(["process", "inline", "ray"]),
+        type=click.Choice(get_args(ExecutorKind)),
         default="process",
         show_default=True,
         help="process: killable worker processes; inline: this process (no hard "

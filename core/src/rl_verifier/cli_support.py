@@ -4,8 +4,13 @@
 these from here, never from the private modules behind them: a listening socket whose
 errors are one line, the HTTP start-up both servers share, loopback checks and
 constant-time key comparison for local servers, the rule for JSON that comes in from
-outside, and the ``rlv`` entry point itself.
+outside, the loaded plugins' registries (the sandbox's backend table reads them; the
+server's loss table is core's), and the ``rlv`` entry point itself.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rl_verifier.access import is_loopback, key_matches
 from rl_verifier.http_serving import (
@@ -16,14 +21,23 @@ from rl_verifier.http_serving import (
 )
 from rl_verifier.json_input import MAX_DEPTH, check_input, printable
 from rl_verifier.listen import bind_listener
+from rl_verifier.losses import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
+
+if TYPE_CHECKING:
+    from rl_verifier.plugins import Plugins
 
 __all__ = [
+    "CLIP_INPUTS",
     "HEADER_TIMEOUT_S",
     "MAX_DEPTH",
+    "RL_INPUTS",
+    "SEQUENCE_INPUTS",
     "bind_listener",
     "check_input",
     "is_loopback",
     "key_matches",
+    "loaded_plugins",
+    "loss_table",
     "printable",
     "rlv_main",
     "signals_end_quietly",
@@ -37,3 +51,10 @@ def rlv_main() -> None:
     from rl_verifier.cli import main  # on call: the CLI loads much a server does not need
 
     main()
+
+
+def loaded_plugins() -> Plugins | None:
+    """The process-wide plugins if they are loaded already, else None (no discovery)."""
+    from rl_verifier.plugins import loaded_plugins as loaded
+
+    return loaded()

@@ -18,6 +18,13 @@ from pydantic import (
 
 JsonDict = dict[str, Any]
 
+TASKSET_PREFIX = "taskset:"  # a task source naming a plugin's task set: taskset:NAME
+
+
+def task_set_name(source: str) -> str | None:
+    """The task set a task source names (``taskset:NAME``), or None for a path."""
+    return source.removeprefix(TASKSET_PREFIX) if source.startswith(TASKSET_PREFIX) else None
+
 
 class ChatMessage(BaseModel):
     """One chat turn. Extra keys (tool_calls, name, ...) are kept as they are."""
@@ -147,9 +154,15 @@ class Verdict(BaseModel):
         return cls(status=Status.INVALID, error=reason, info=info)
 
     @classmethod
-    def failed(cls, message: str, **info: Any) -> Verdict:
-        """The verifier or its infrastructure failed: never a judgement of the model."""
+    def errored(cls, message: str, **info: Any) -> Verdict:
+        """Status ``error``: the verifier or its infrastructure failed, never a judgement
+        of the model."""
         return cls(status=Status.ERROR, error=message, info=info)
+
+    @classmethod
+    def failed(cls, message: str, **info: Any) -> Verdict:
+        """Deprecated name of ``errored`` (it yields status ``error``, not a failed check)."""
+        return cls.errored(message, **info)
 
     @field_validator("reward")
     @classmethod

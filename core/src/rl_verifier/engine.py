@@ -42,7 +42,7 @@ def settle(verifier: Verifier, verdict: Verdict) -> Verdict:
         return verdict.model_copy(update={"reward": 0.0})
     low, high = verifier.bounds()
     if not low - 1e-9 <= verdict.reward <= high + 1e-9:
-        return Verdict.failed(
+        return Verdict.errored(
             f"verifier '{verifier.name}' returned reward {verdict.reward} outside its "
             f"declared range [{low}, {high}]",
             **verdict.info,

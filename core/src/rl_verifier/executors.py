@@ -80,7 +80,7 @@ class InlineExecutor(Executor):
         try:
             await self._ensure_open(verifier)
         except Exception as exc:  # noqa: BLE001
-            return Verdict.failed(f"open() failed: {describe(exc)}")
+            return Verdict.errored(f"open() failed: {describe(exc)}")
         try:
             return await asyncio.wait_for(
                 call_verify(verifier, task, completion), verifier.timeout_s
@@ -88,7 +88,7 @@ class InlineExecutor(Executor):
         except TimeoutError:
             return Verdict(status=Status.TIMEOUT, error=f"no verdict within {verifier.timeout_s}s")
         except Exception as exc:  # noqa: BLE001
-            return Verdict.failed(describe(exc))
+            return Verdict.errored(describe(exc))
 
     async def stop(self) -> None:
         opened, self._opened = list(self._opened.values()), {}
@@ -170,14 +170,14 @@ class ProcessExecutor(Executor):
         try:
             opening = open_request(verifier)
         except UserError as exc:
-            return Verdict.failed(str(exc))
+            return Verdict.errored(str(exc))
         asking = verify_request(opening["key"], task, completion)
         if isinstance(asking, Verdict):
             return asking
         async with self._slots:
             worker = await self._take()
             if worker is None:
-                return Verdict.failed("could not start a verifier worker process")
+                return Verdict.errored("could not start a verifier worker process")
             try:
                 verdict, healthy = await self._run_on(worker, opening, asking, verifier.timeout_s)
             except BaseException as exc:
@@ -187,7 +187,7 @@ class ProcessExecutor(Executor):
                 self._all.discard(worker)
                 self._reap(worker)
                 if isinstance(exc, Exception):
-                    return Verdict.failed(f"verifier worker call failed: {describe(exc)}")
+                    return Verdict.errored(f"verifier worker call failed: {describe(exc)}")
                 raise
             if healthy:
                 self._idle.append(worker)
@@ -216,7 +216,7 @@ class ProcessExecutor(Executor):
             outcome = await self._ask(worker, opening, self.open_timeout_s)
             if isinstance(outcome, Verdict):
                 if outcome.status is Status.TIMEOUT:
-                    outcome = Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
+                    outcome = Verdict.errored(f"open() took longer than {self.open_timeout_s}s")
                 return outcome, worker.alive
             failure = open_failure(outcome)
             if failure is not None:
@@ -238,10 +238,10 @@ class ProcessExecutor(Executor):
             return Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
         except WorkerDied:
             worker.kill()
-            return Verdict.failed(await worker.death_report())
+            return Verdict.errored(await worker.death_report())
         except (json.JSONDecodeError, asyncio.LimitOverrunError, ValueError) as exc:
             worker.kill()
-            return Verdict.failed(f"unreadable answer from verifier worker: {describe(exc)}")
+            return Verdict.errored(f"unreadable answer from verifier worker: {describe(exc)}")
 
     def _reap(self, worker: Worker) -> None:
         """Kill a worker (process group and all) now and wait for it in the background."""

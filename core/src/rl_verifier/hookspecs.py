@@ -1,6 +1,7 @@
 """The hooks a plugin may implement, and the typed registrars they receive.
 
-Each hook is documented in docs/plugin-hooks.md. A hook gets a registrar to call, so a
+Each hook is documented in docs/plugin-hooks.md. Every ``register_*`` hook gets a
+registrar to call, and every registrar fills one ``rl_verifier.registry.Registry``, so a
 plugin's hook type-checks under ``mypy --strict``::
 
     @hookimpl
@@ -11,14 +12,16 @@ plugin's hook type-checks under ``mypy --strict``::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 import pluggy
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rl_verifier.contracts import Task
-    from rl_verifier.train.config import TrainConfig
+    from rl_verifier.extensions import Loss, Preset, RewardProtocol
     from rl_verifier.verifier import Verifier
 
 hookspec = pluggy.HookspecMarker("rl_verifier")
@@ -29,7 +32,8 @@ class VerifierRegistrar(Protocol):
     """What ``register_verifiers`` receives."""
 
     def __call__(self, verifier: type[Verifier], /) -> None:
-        """Offer ``verifier`` (a ``Verifier`` subclass with a ``name``) under its name.
+        """Offer ``verifier`` (a ``Verifier`` subclass whose ``name`` is a Python
+        identifier) under its name.
 
         A name another plugin already holds is reported by ``rlv plugins``; the first
         plugin keeps it.
@@ -46,13 +50,63 @@ class TaskSetRegistrar(Protocol):
 class EnvironmentRegistrar(Protocol):
     """What ``register_environments`` receives."""
 
-    def __call__(self, name: str, factory: Callable[[TrainConfig], object], /) -> None:
+    def __call__(
+        self,
+        name: str,
+        factory: Callable[..., object],
+        /,
+        settings: type[BaseModel] | None = None,
+    ) -> None:
         """Offer the training environment ``name``; ``factory(config)`` builds it for a run.
 
-        The factory returns an ``rl_verifier.train.environments.Environment``. The return
-        type says ``object`` so that type-checking a plugin does not pull in the training
-        stack (tinker, torch).
+        With ``settings`` (a pydantic model), the run's ``environment_config`` table is
+        validated against it (an unknown key is named) and the factory is called as
+        ``factory(config, settings)``. The factory returns an
+        ``rl_verifier.train.Environment``; the return type says ``object`` so that
+        type-checking a plugin does not pull in the training stack (tinker, torch).
         """
+
+
+class LossRegistrar(Protocol):
+    """What ``register_losses`` receives."""
+
+    def __call__(self, loss: Loss, /) -> None:
+        """Offer ``loss`` (an ``rl_verifier.Loss``) to ``rlv train``, ``rlv new`` and
+        ``rlv serve``: one table, read by all three."""
+
+
+class SandboxBackendRegistrar(Protocol):
+    """What ``register_sandbox_backends`` receives."""
+
+    def __call__(
+        self,
+        name: str,
+        open: Callable[[Any], object],
+        /,
+        *,
+        processes: bool = False,
+        async_processes: bool = False,
+    ) -> None:
+        """Offer the sandbox backend ``name``: ``open(options)`` gets an
+        ``rl_verifier_sandbox.Options`` and returns a checked ``Sandbox`` (or raises
+        ``SandboxUnavailable``). ``processes`` / ``async_processes``: it can hold live
+        (or asyncio) processes."""
+
+
+class RewardProtocolRegistrar(Protocol):
+    """What ``register_reward_protocols`` receives."""
+
+    def __call__(self, protocol: RewardProtocol, /) -> None:
+        """Offer ``protocol`` (an ``rl_verifier.RewardProtocol``): ``rlv reward-server``
+        answers it at ``protocol.path``."""
+
+
+class PresetRegistrar(Protocol):
+    """What ``register_presets`` receives."""
+
+    def __call__(self, preset: Preset, /) -> None:
+        """Offer ``preset`` (an ``rl_verifier.Preset``) to the ``rlv new --web`` builder;
+        it is shown only while its verifier, task set and environment are registered."""
 
 
 @hookspec
@@ -73,3 +127,23 @@ def register_task_sets(register: TaskSetRegistrar) -> None:
 @hookspec
 def register_environments(register: EnvironmentRegistrar) -> None:
     """Call ``register(name, factory)``; ``factory(config)`` returns a training Environment."""
+
+
+@hookspec
+def register_losses(register: LossRegistrar) -> None:
+    """Call ``register(Loss(...))`` for each training loss the plugin provides."""
+
+
+@hookspec
+def register_sandbox_backends(register: SandboxBackendRegistrar) -> None:
+    """Call ``register(name, open)`` for each sandbox backend the plugin provides."""
+
+
+@hookspec
+def register_reward_protocols(register: RewardProtocolRegistrar) -> None:
+    """Call ``register(RewardProtocol(...))`` for each reward-server wire protocol."""
+
+
+@hookspec
+def register_presets(register: PresetRegistrar) -> None:
+    """Call ``register(Preset(...))`` for each starting point the builder page offers."""

@@ -8,6 +8,7 @@ take comma-separated plugin or distribution names.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -18,15 +19,31 @@ from typing import Any
 
 import pluggy
 
-from rl_verifier import builtin, hookspecs
-from rl_verifier.hookspecs import EnvironmentRegistrar, TaskSetRegistrar, VerifierRegistrar
-from rl_verifier.registry import NameConflict, VerifierRegistry
-from rl_verifier.train import hooks as train_hooks
+from rl_verifier import hookspecs
+from rl_verifier.extensions import EnvironmentFactory, Loss, Preset, RewardProtocol, SandboxBackend
+from rl_verifier.registry import Entry, NameConflict, Registry
 from rl_verifier.verifier import Verifier
 
 ENTRY_POINT_GROUP = "rl_verifier"
+# The core's own plugins, loaded by module name as entry points are: the built-in
+# verifiers, losses and protocols, and the training package's environment.
+CORE_PLUGINS = {"builtin": "rl_verifier.builtin", "training": "rl_verifier.train.hooks"}
 ALLOW_ENV = "RLV_LOAD_PLUGINS"
 BLOCK_ENV = "RLV_DISABLE_PLUGINS"
+
+# What each registry holds, in the order ``rlv plugins`` lists them (its JSON keys).
+KINDS = (
+    "verifiers",
+    "task_sets",
+    "environments",
+    "losses",
+    "sandbox_backends",
+    "reward_protocols",
+    "presets",
+    "commands",
+)
+
+Named = Entry  # deprecated name of a registry entry (task sets, environments)
 
 
 @dataclass
@@ -35,11 +52,28 @@ class PluginInfo:
     distribution: str | None
     version: str | None
     state: str = "loaded"  # loaded | failed | disabled
-    verifiers: list[str] = field(default_factory=list)
-    task_sets: list[str] = field(default_factory=list)
-    environments: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
+    registered: dict[str, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+
+    def names(self, kind: str) -> list[str]:
+        """What this plugin registered of one kind (``KINDS``)."""
+        return self.registered.setdefault(kind, [])
+
+    @property
+    def verifiers(self) -> list[str]:
+        return self.names("verifiers")
+
+    @property
+    def task_sets(self) -> list[str]:
+        return self.names("task_sets")
+
+    @property
+    def environments(self) -> list[str]:
+        return self.names("environments")
+
+    @property
+    def commands(self) -> list[str]:
+        return self.names("commands")
 
     def fail(self, reason: str) -> None:
         self.errors.append(reason)
@@ -47,38 +81,41 @@ class PluginInfo:
             self.state = "failed"
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "state": self.state,
-            "verifiers": self.verifiers,
-            "task_sets": self.task_sets,
-            "environments": self.environments,
-            "commands": self.commands,
-            "errors": self.errors,
-        }
+        head = {"name": self.name, "distribution": self.distribution, "version": self.version}
+        kinds = {kind: list(self.registered.get(kind, [])) for kind in KINDS}
+        return {**head, "state": self.state, **kinds, "errors": self.errors}
 
 
-@dataclass(frozen=True)
-class Named:
-    """A task set or environment factory, with the plugin that registered it."""
-
-    name: str
-    value: Callable[..., Any]
-    plugin: str
+def check_verifier(name: str, cls: type[Verifier]) -> None:
+    """A verifier registry holds ``Verifier`` subclasses under their own identifier name."""
+    if not (isinstance(cls, type) and issubclass(cls, Verifier)):
+        raise TypeError(f"{cls!r} is not a subclass of rl_verifier.Verifier")
+    if not cls.name:
+        raise TypeError(f"{cls.__qualname__} has no 'name'")
+    if not cls.name.isidentifier():
+        raise TypeError(f"verifier name {cls.name!r} of {cls.__qualname__} is not an identifier")
 
 
 class Plugins:
-    """The loaded plugins, their verifiers and what went wrong."""
+    """The loaded plugins, one ``Registry`` per kind of extension, and what went wrong."""
 
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager("rl_verifier")
         self.pm.add_hookspecs(hookspecs)
-        self.registry = VerifierRegistry(self.load_failures)
-        self.task_sets: dict[str, Named] = {}
-        self.environments: dict[str, Named] = {}
+        failures = self.load_failures
+        self.verifiers: Registry[type[Verifier]] = Registry("verifier", check_verifier, failures)
+        self.task_sets: Registry[Callable[[], Any]] = Registry("task set", None, failures)
+        self.environments: Registry[EnvironmentFactory] = Registry("environment", None, failures)
+        self.losses: Registry[Loss] = Registry("loss", None, failures)
+        self.sandbox_backends: Registry[SandboxBackend] = Registry("sandbox backend")
+        self.reward_protocols: Registry[RewardProtocol] = Registry("reward protocol")
+        self.presets: Registry[Preset] = Registry("preset")
         self.infos: dict[str, PluginInfo] = {}
+
+    @property
+    def registry(self) -> Registry[type[Verifier]]:
+        """The verifiers (the name this registry had when it was the only one)."""
+        return self.verifiers
 
     def add(self, plugin: object, info: PluginInfo) -> bool:
         """Register one plugin object; record and undo it if pluggy rejects it."""
@@ -91,22 +128,97 @@ class Plugins:
                 self.pm.unregister(plugin)
             info.fail(f"{type(exc).__name__}: {exc}")
             return False
-        task_sets: TaskSetRegistrar = self._named_registrar(
-            info, self.task_sets, "task set", info.task_sets
-        )
-        environments: EnvironmentRegistrar = self._named_registrar(
-            info, self.environments, "environment", info.environments
-        )
-        registrars: dict[str, object] = {
-            "register_verifiers": self._registrar(info),
-            "register_task_sets": task_sets,
-            "register_environments": environments,
-        }
-        for hook, register in registrars.items():
+        for hook, register in self._registrars(info).items():
             for impl in getattr(self.pm.hook, hook).get_hookimpls():
                 if impl.plugin_name == info.name:
                     self._call(impl, info, hook, register=register)
         return True
+
+    def _registrars(self, info: PluginInfo) -> dict[str, object]:
+        """One registrar per ``register_*`` hook, each filling its registry for ``info``."""
+        keep = self._keeper(info)
+
+        def verifier(cls: type[Verifier], /) -> None:
+            keep("verifiers", self.verifiers, getattr(cls, "name", ""), cls)
+
+        def task_set(name: str, load: Callable[[], Any], /) -> None:
+            keep("task_sets", self.task_sets, name, load)
+
+        def environment(
+            name: str, factory: Callable[..., object], /, settings: type[Any] | None = None
+        ) -> None:
+            keep("environments", self.environments, name, EnvironmentFactory(factory, settings))
+
+        def loss(value: Loss, /) -> None:
+            keep("losses", self.losses, value.name, value)
+
+        def sandbox_backend(
+            name: str,
+            open: Callable[[Any], object],
+            /,
+            *,
+            processes: bool = False,
+            async_processes: bool = False,
+        ) -> None:
+            backend = SandboxBackend(name, open, processes, async_processes)
+            keep("sandbox_backends", self.sandbox_backends, name, backend)
+
+        def reward_protocol(protocol: RewardProtocol, /) -> None:
+            keep("reward_protocols", self.reward_protocols, protocol.name, protocol)
+
+        def preset(value: Preset, /) -> None:
+            keep("presets", self.presets, value.title, value)
+
+        registrars: dict[str, object] = {
+            "register_verifiers": verifier,
+            "register_task_sets": task_set,
+            "register_environments": environment,
+            "register_losses": loss,
+            "register_sandbox_backends": sandbox_backend,
+            "register_reward_protocols": reward_protocol,
+            "register_presets": preset,
+        }
+        return registrars
+
+    @staticmethod
+    def _keeper(info: PluginInfo) -> Callable[[str, Registry[Any], str, Any], None]:
+        """Add to a registry for ``info``: a refusal (a taken name, a bad value) is one of
+        the plugin's errors, never an exception out of its hook."""
+
+        def keep(kind: str, registry: Registry[Any], name: str, value: Any) -> None:
+            try:
+                registry.add(name, value, info.name, info.version or "unknown")
+            except (NameConflict, TypeError) as exc:
+                info.errors.append(str(exc))
+            else:
+                info.names(kind).append(name)
+
+        return keep
+
+    def remove(self, name: str) -> None:
+        """Unload the plugin ``name`` and everything it registered (for tests)."""
+        info = self.infos.pop(name, None)
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin, name=name)
+        if info is None:
+            return
+        for kind, registry in self.registries().items():
+            for entry_name in info.registered.get(kind, []):
+                if entry_name in registry and registry.get(entry_name).plugin == name:
+                    registry.remove(entry_name)
+
+    def registries(self) -> dict[str, Registry[Any]]:
+        """Every registry, by the kind ``rlv plugins`` lists it under."""
+        return {
+            "verifiers": self.verifiers,
+            "task_sets": self.task_sets,
+            "environments": self.environments,
+            "losses": self.losses,
+            "sandbox_backends": self.sandbox_backends,
+            "reward_protocols": self.reward_protocols,
+            "presets": self.presets,
+        }
 
     def load_failures(self) -> dict[str, str]:
         """Why each plugin that registered nothing failed, by plugin name."""
@@ -118,7 +230,8 @@ class Plugins:
             info = self.infos[impl.plugin_name]
             before = set(cli.commands)
             self._call(impl, info, "register_commands", cli=cli)
-            info.commands.extend(sorted(set(cli.commands) - before))
+            added = sorted(set(cli.commands) - before)
+            info.commands.extend(name for name in added if name not in info.commands)
 
     def call_each(self, hook: str, **kwargs: Any) -> None:
         """Call a hook plugin by plugin, so that a fault stays with its plugin."""
@@ -131,36 +244,6 @@ class Plugins:
             impl.function(**kwargs)
         except Exception as exc:  # noqa: BLE001 - a plugin's fault is reported, not raised
             info.fail(f"hook {hook} raised {type(exc).__name__}: {exc}")
-
-    def _registrar(self, info: PluginInfo) -> VerifierRegistrar:
-        def register(cls: type[Verifier], /) -> None:
-            try:
-                self.registry.add(cls, info.name, info.version or "unknown")
-            except (NameConflict, TypeError) as exc:
-                info.errors.append(str(exc))
-            else:
-                info.verifiers.append(cls.name)
-
-        return register
-
-    @staticmethod
-    def _named_registrar(
-        info: PluginInfo, table: dict[str, Named], what: str, listed: list[str]
-    ) -> Callable[[str, Callable[..., Any]], None]:
-        """A ``TaskSetRegistrar`` or ``EnvironmentRegistrar`` filling ``table``."""
-
-        def register(name: str, value: Callable[..., Any], /) -> None:
-            taken = table.get(name)
-            if taken is not None:
-                info.errors.append(
-                    f"{what} '{name}' from plugin '{info.name}' is already registered by "
-                    f"plugin '{taken.plugin}'; keeping the one from '{taken.plugin}'"
-                )
-                return
-            table[name] = Named(name, value, info.name)
-            listed.append(name)
-
-        return register
 
     def listing(self) -> list[dict[str, Any]]:
         return [info.as_json() for info in self.infos.values()]
@@ -191,8 +274,8 @@ def discover() -> Plugins:
     """Load the built-in verifiers and every entry-point plugin allowed here."""
     plugins = Plugins()
     core_version = distribution_version("rl-verifier")
-    plugins.add(builtin, PluginInfo("builtin", "rl-verifier", core_version))
-    plugins.add(train_hooks, PluginInfo("training", "rl-verifier", core_version))
+    for name, module in CORE_PLUGINS.items():
+        plugins.add(importlib.import_module(module), PluginInfo(name, "rl-verifier", core_version))
     seen: set[str] = set()
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name in seen:
@@ -220,6 +303,12 @@ def discover() -> Plugins:
 def get_plugins() -> Plugins:
     """The process-wide plugin set, loaded on first use."""
     return discover()
+
+
+def loaded_plugins() -> Plugins | None:
+    """The process-wide plugin set if it is loaded already (None while it loads: a plugin
+    module reading registries at import time sees only what is built in)."""
+    return get_plugins() if get_plugins.cache_info().currsize else None
 
 
 def distribution_version(name: str) -> str:

@@ -213,7 +213,7 @@ class RayExecutor(Executor):
         try:
             opening = open_request(verifier)
         except UserError as exc:
-            return Verdict.failed(str(exc))
+            return Verdict.errored(str(exc))
         pool = self._pool(opening)
         request = verify_request(opening["key"], task, completion)
         if isinstance(request, Verdict):
@@ -223,7 +223,7 @@ class RayExecutor(Executor):
             try:
                 return await self._run_on(pool, pool.slots[index], verifier.timeout_s, request)
             except Exception as exc:  # noqa: BLE001 - run() never raises
-                return Verdict.failed(f"ray executor: {describe(exc)}")
+                return Verdict.errored(f"ray executor: {describe(exc)}")
             finally:
                 pool.free.put_nowait(index)
 
@@ -243,7 +243,7 @@ class RayExecutor(Executor):
             try:
                 known = self._openings[id(verifier)] = (verifier, open_request(verifier))
             except UserError as exc:
-                return Verdict.failed(str(exc))
+                return Verdict.errored(str(exc))
         pool = self._pool(known[1])
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         pool.queue.waiting.append(Item(task, completion, verifier.timeout_s, future))
@@ -268,7 +268,7 @@ class RayExecutor(Executor):
                     try:
                         await self._send(pool, pool.slots[index], batch)
                     except Exception as exc:  # noqa: BLE001 - every sample gets a verdict
-                        failure = Verdict.failed(f"ray executor: {describe(exc)}")
+                        failure = Verdict.errored(f"ray executor: {describe(exc)}")
                         for item in batch:
                             item.settle(failure)
         finally:
@@ -278,7 +278,7 @@ class RayExecutor(Executor):
         """Judge ``batch`` on ``slot``'s actor; what is not judged goes back in the queue."""
         restarted = [item for item in batch if item.restarts >= 2]
         for item in restarted:
-            item.settle(Verdict.failed("verifier actor was restarted twice while this sample ran"))
+            item.settle(Verdict.errored("verifier actor was restarted twice while this sample ran"))
         batch = [item for item in batch if item.restarts < 2]
         if len(batch) == 1:
             await self._send_one(pool, slot, batch[0])
@@ -322,7 +322,7 @@ class RayExecutor(Executor):
         pool.queue.observe(len(answers), outcome["busy_s"])
         if stopped is None:
             for item in items[len(answers) :]:
-                item.settle(Verdict.failed("verifier actor answered fewer samples than sent"))
+                item.settle(Verdict.errored("verifier actor answered fewer samples than sent"))
             return
         timeout_s = items[stopped].timeout_s
         items[stopped].settle(
@@ -372,7 +372,7 @@ class RayExecutor(Executor):
             if failure is not None:
                 self._kill(handle)
                 if failure.status is Status.TIMEOUT:
-                    return Verdict.failed(f"open() took longer than {self.open_timeout_s}s")
+                    return Verdict.errored(f"open() took longer than {self.open_timeout_s}s")
                 return failure
             slot.handle = handle
             return handle
@@ -400,7 +400,7 @@ class RayExecutor(Executor):
                 slot.handle = None
                 slot.generation += 1
             return outcome
-        return Verdict.failed("verifier actor was restarted twice while this sample ran")
+        return Verdict.errored("verifier actor was restarted twice while this sample ran")
 
     async def _await(self, ref: Any, timeout_s: float) -> Any:
         """Await an ObjectRef; a timeout or a lost actor comes back as a Verdict."""
@@ -412,9 +412,9 @@ class RayExecutor(Executor):
                 ray.cancel(ref, force=False)
             return Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
         except ray.exceptions.RayActorError as exc:
-            return Verdict.failed(f"verifier actor died: {_first_line(exc)}")
+            return Verdict.errored(f"verifier actor died: {_first_line(exc)}")
         except ray.exceptions.RayError as exc:
-            return Verdict.failed(f"ray: {_first_line(exc)}")
+            return Verdict.errored(f"ray: {_first_line(exc)}")
 
     def _kill(self, handle: Any) -> None:
         with contextlib.suppress(Exception):
@@ -427,7 +427,7 @@ class RayExecutor(Executor):
         for drain in drains:
             drain.cancel()
         await asyncio.gather(*drains, return_exceptions=True)
-        stopped = Verdict.failed("ray executor stopped before this sample ran")
+        stopped = Verdict.errored("ray executor stopped before this sample ran")
         for pool in self._pools.values():
             while pool.queue.waiting:
                 pool.queue.waiting.popleft().settle(stopped)

@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.contracts import Task
+from rl_verifier.contracts import TASKSET_PREFIX, Task
 from rl_verifier.errors import UserError
 from rl_verifier.jsonl import Parsed, display, index_tasks, load_tasks
 from rl_verifier.plugins import get_plugins
 from rl_verifier.reward import Reward, build_reward, parse_expression
 
-TASKSET_PREFIX = "taskset:"
 SPLITS = ("train", "test")  # taskset:NAME:train, taskset:NAME:test
 TEST_PERCENT = 20
 
@@ -107,11 +106,7 @@ def check_task_source(source: str) -> None:
 
 def task_set(name: str) -> Any:
     """The loader of a registered task set."""
-    task_sets = get_plugins().task_sets
-    if name not in task_sets:
-        known = ", ".join(sorted(task_sets)) or "none installed"
-        raise UserError(f"unknown task set '{name}'; known task sets: {known}")
-    return task_sets[name].value
+    return get_plugins().task_sets.value(name)
 
 
 def example_task_set(names: list[str]) -> str | None:
@@ -124,13 +119,14 @@ def example_task_set(names: list[str]) -> str | None:
 
 
 def environment(name: str, config: Any) -> Any:
-    """A registered training environment, built for ``config``."""
-    check_environment(name)
-    return get_plugins().environments[name].value(config)
+    """A registered training environment, built for ``config`` (its ``environment_config``
+    validated against the environment's settings)."""
+    return get_plugins().environments.value(name)(config)
 
 
-def check_environment(name: str) -> None:
-    environments = get_plugins().environments
-    if name not in environments:
-        known = ", ".join(sorted(environments))
-        raise UserError(f"unknown environment '{name}'; known: {known}")
+def check_environment(name: str, config: Any = None) -> None:
+    """Refuse an unknown environment, and (given the run's config) settings it does not
+    take, without building it."""
+    factory = get_plugins().environments.value(name)
+    if config is not None:
+        factory.settings_for(config)

@@ -95,7 +95,7 @@ reward 1 (`ok`), status `invalid` (no `<answer>` tag), reward 0 (`ok`) and rewar
 
 Edit `src/$module/verifier.py`.
 `verify` returns `Verdict.ok(reward)` when it judged the output,
-`Verdict.invalid(reason)` when the output is unusable, and `Verdict.failed(message)`
+`Verdict.invalid(reason)` when the output is unusable, and `Verdict.errored(message)`
 when the check itself could not run (here: a task without a keyword). Never score an
 infrastructure failure as a wrong answer. The tests in `tests/` run rl-verifier's
 contract tests against the verifier; add your own cases. The guide to everything a
@@ -160,7 +160,7 @@ class ${cls}Verifier(Verifier[${cls}Config]):
     def verify(self, task: Task, completion: Completion) -> Verdict:
         keyword = task.reference.get("keyword")
         if not isinstance(keyword, str) or not keyword:
-            return Verdict.failed("task reference has no 'keyword'")
+            return Verdict.errored("task reference has no 'keyword'")
         found = ANSWER.findall(completion.text())
         if not found:
             return Verdict.invalid("no <answer>...</answer> in the completion")

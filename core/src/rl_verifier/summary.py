@@ -38,7 +38,7 @@ def status_counts(scores: Iterable[Score]) -> dict[str, int]:
     return {status.value: counts.get(status, 0) for status in Status}
 
 
-def summarise(scores: Sequence[Score], metrics: dict[str, float]) -> dict[str, Any]:
+def summarise_scores(scores: Sequence[Score], metrics: dict[str, float]) -> dict[str, Any]:
     """Figures over a batch (``rlv verify``'s summary)."""
     return {
         "count": len(scores),

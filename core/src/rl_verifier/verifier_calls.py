@@ -83,7 +83,7 @@ def verify_request(key: str, task: Task, completion: Completion) -> Message | Ve
             "completion": completion.model_dump(mode="json"),
         }
     except Exception as exc:  # noqa: BLE001 - a sample's own data, never a crash
-        return Verdict.failed(f"cannot send this sample to a worker: {describe(exc)}")
+        return Verdict.errored(f"cannot send this sample to a worker: {describe(exc)}")
 
 
 # Answers (the verifier's side) -----------------------------------------------------------
@@ -129,14 +129,14 @@ OK_ANSWER: Message = {"ok": True}
 
 def open_failure(answer: Message) -> Verdict | None:
     """None when an ``open`` succeeded, else the error verdict for its samples."""
-    return None if answer["ok"] else Verdict.failed(f"open() failed: {answer['error']}")
+    return None if answer["ok"] else Verdict.errored(f"open() failed: {answer['error']}")
 
 
 def read_verdict(answer: Message) -> Verdict:
     """The verdict in a ``verify`` answer; a fault or a malformed verdict is ``error``."""
     if not answer["ok"]:
-        return Verdict.failed(answer["error"], traceback=answer.get("traceback", ""))
+        return Verdict.errored(answer["error"], traceback=answer.get("traceback", ""))
     try:
         return Verdict.model_validate(answer["verdict"])
     except ValidationError as exc:
-        return Verdict.failed(f"verify() returned a malformed verdict: {exc}")
+        return Verdict.errored(f"verify() returned a malformed verdict: {exc}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from rl_verifier.contracts import Status, Task
+from rl_verifier import Status, Task
 from rl_verifier.testing import Case, VerifierContract
 from rl_verifier_calibration.verifier import CalibrationVerifier
 

@@ -10,8 +10,9 @@ from types import ModuleType
 
 import pytest
 
-from rl_verifier.contracts import Status
-from rl_verifier.jsonl import load_samples, load_tasks
+from rl_verifier import Status
+from rl_verifier.testing import read_samples as load_samples
+from rl_verifier.testing import read_tasks as load_tasks
 from rl_verifier.testing import score_once
 from rl_verifier_calibration.verifier import CalibrationVerifier
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import brier_score_loss, log_loss
 
-from rl_verifier.contracts import Status, Task
+from rl_verifier import Status, Task
 from rl_verifier.testing import score_once
 from rl_verifier_calibration.metrics import (
     as_pair,

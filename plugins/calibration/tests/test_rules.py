@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
+from rl_verifier import Completion, Status, Task, Verdict
 from rl_verifier_calibration.rules import RULES
 from rl_verifier_calibration.verifier import CalibrationVerifier
 

@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.errors import UserError
-from rl_verifier.plugins import discover
+from rl_verifier import Completion, Status, Task, UserError, Verdict
+from rl_verifier.testing import discover
 from rl_verifier_calibration.reference import OutcomeError, read_outcome
 from rl_verifier_calibration.verifier import CalibrationConfig, CalibrationVerifier
 
@@ -138,8 +137,7 @@ def test_accept_narrows_where_a_forecast_may_be_written() -> None:
 
 
 def test_example_task_set_is_registered_and_scorable() -> None:
-    from rl_verifier.plugins import discover
-    from rl_verifier.testing import score_once
+    from rl_verifier.testing import discover, score_once
     from rl_verifier_calibration.verifier import CalibrationVerifier
 
     tasks = discover().task_sets["calibration-example"].value()

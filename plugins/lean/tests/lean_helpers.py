@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier import Completion, Task, Verdict
 from rl_verifier_lean.verifier import LeanVerifier
 
 FAKE_REPL = str(Path(__file__).with_name("fake_repl.py"))
@@ -45,7 +45,7 @@ def file_verifier(**overrides: Any) -> LeanVerifier:
     from rl_verifier_lean.locate import LeanLaunch
 
     verifier = LeanVerifier({**FAKE_CONFIG, "backend": "file", **overrides})
-    cfg = verifier.settings
+    cfg = verifier.config
     checker = list(FAKE_CHECKER) if cfg.replay_on else None
     lean = LeanLaunch(list(FAKE_LEAN), None, {}, [FAKE_REPL])
     verifier._file_backend = (choose_sandbox(cfg.sandbox), FileTools(lean, checker))

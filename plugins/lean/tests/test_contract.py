@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from lean_helpers import FAKE_CONFIG, STATEMENT, lean, task
 
-from rl_verifier.contracts import Status, Task
+from rl_verifier import Status, Task
 from rl_verifier.testing import Case, VerifierContract
 from rl_verifier_lean.verifier import LeanVerifier
 

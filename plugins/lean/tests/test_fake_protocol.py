@@ -18,7 +18,7 @@ from typing import Any
 
 from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
 
-from rl_verifier.contracts import Status
+from rl_verifier import Status
 
 
 def repl(*requests: dict[str, Any] | str, args: tuple[str, ...] = ()) -> tuple[list[Any], str]:

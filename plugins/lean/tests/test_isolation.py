@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
 
-from rl_verifier.contracts import Status
+from rl_verifier import Status
 from rl_verifier_lean import isolation
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason

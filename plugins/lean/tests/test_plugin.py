@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lean_helpers import fake_verifier, lean, run_all
 
-from rl_verifier.plugins import discover
+from rl_verifier.testing import discover
 from rl_verifier_lean.tasks import example_proof
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 from lean_helpers import FAKE_REPL, fake_verifier, lean, run_all, task
 
-from rl_verifier.contracts import Status
+from rl_verifier import Status
 from rl_verifier_lean.procs import rss_kb
 
 

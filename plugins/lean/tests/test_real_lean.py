@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task
+from rl_verifier import Completion, Status, Task
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.locate import LeanMissing, repl_launch, which
 from rl_verifier_lean.tasks import example_proof, example_tasks

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from lean_helpers import fake_verifier, file_verifier, lean, run_all, task
 
-from rl_verifier.contracts import Status, Verdict
+from rl_verifier import Status, Verdict
 from rl_verifier_lean.verifier import LeanVerifier
 
 ADD = "theorem t (a b : Nat) : a + b = a"

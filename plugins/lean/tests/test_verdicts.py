@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from lean_helpers import STATEMENT, check, fake_verifier, lean, run_all, task
 
-from rl_verifier.contracts import Status, Verdict
+from rl_verifier import Status, Verdict
 
 NO_SCREEN: dict[str, Any] = {"static_screen": False}
 
@@ -218,7 +218,7 @@ def test_forged_constants_fail_kernel_replay(name: str) -> None:
 def test_never_axioms_cannot_be_allowed() -> None:
     """sorryAx, Lean.ofReduceBool and Lean.trustCompiler are never a proof (issue 16 section 4);
     a config listing one is refused in one line."""
-    from rl_verifier.errors import UserError
+    from rl_verifier import UserError
     from rl_verifier_lean.judge import judge
 
     for name in ("sorryAx", "Lean.ofReduceBool", "Lean.trustCompiler"):

@@ -8,10 +8,8 @@ import re
 
 from click.testing import CliRunner
 
-from rl_verifier.cli import cli
-from rl_verifier.plugins import get_plugins
-from rl_verifier.resolve import load_task_source
-from rl_verifier.testing import score_once
+from rl_verifier.testing import get_plugins, load_task_source, score_once
+from rl_verifier.testing import rlv_cli as cli
 from rl_verifier_math import MathVerifier, arithmetic_tasks
 
 

@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Score, Task
+from rl_verifier import Score, Task
 from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 from rl_verifier_pytest.tasks import example_tasks
-from rl_verifier_sandbox import get_sandbox
-from rl_verifier_sandbox.api import SandboxUnavailable
+from rl_verifier_sandbox import SandboxUnavailable, get_sandbox
 
 # The backends the attack and contract suites run on; docker skips, with one reason, where
 # no engine (or no image) is available.

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from rl_verifier.contracts import Status
+from rl_verifier import Status
 from rl_verifier.testing import Case, VerifierContract
 from rl_verifier_pytest import PytestVerifier
 from rl_verifier_pytest.tasks import example_tasks

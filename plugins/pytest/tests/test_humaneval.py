@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Status, Task
+from rl_verifier import Status, Task
 from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 

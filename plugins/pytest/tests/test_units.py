@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task
-from rl_verifier.plugins import get_plugins
+from rl_verifier import Completion, Status, Task
+from rl_verifier.testing import get_plugins
 from rl_verifier_pytest import PytestVerifier, hardened
 from rl_verifier_pytest.extract import extract_code, fenced_blocks
 from rl_verifier_pytest.harness import wire
@@ -22,7 +22,7 @@ from rl_verifier_pytest.reference import (
 from rl_verifier_pytest.relay import sanitize
 from rl_verifier_pytest.scoring import reward_of
 from rl_verifier_pytest.stdio import normalise
-from rl_verifier_sandbox.api import Result
+from rl_verifier_sandbox import Result
 
 
 class TestExtract:
@@ -212,7 +212,7 @@ def test_plugin_registers_verifier_and_task_set() -> None:
 
 def test_sandbox_unavailable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import rl_verifier_pytest.verifier as module
-    from rl_verifier_sandbox.api import SandboxUnavailable
+    from rl_verifier_sandbox import SandboxUnavailable
 
     def unavailable(backend: str, image: str | None = None) -> None:
         raise SandboxUnavailable("bubblewrap not found")

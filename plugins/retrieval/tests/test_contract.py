@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rl_verifier.contracts import Status, Task
+from rl_verifier import Status, Task
 from rl_verifier.testing import Case, VerifierContract
 from rl_verifier_retrieval.verifier import RetrievalVerifier
 

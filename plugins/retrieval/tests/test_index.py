@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
-from rl_verifier.errors import UserError
+from rl_verifier import UserError
 from rl_verifier_retrieval.index import BM25Index, Document, load_corpus, tokenize
 
 

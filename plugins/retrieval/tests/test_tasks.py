@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rl_verifier.contracts import Completion, Status
-from rl_verifier.verifier import Verifier
+from rl_verifier import Completion, Status, Verifier
 from rl_verifier_retrieval import plugin
 from rl_verifier_retrieval.verifier import RetrievalVerifier
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.errors import UserError
+from rl_verifier import Completion, Status, Task, UserError, Verdict
 from rl_verifier_retrieval.verifier import RetrievalVerifier
 
 DOCS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rl_verifier.train.renderer import Renderer
+from rl_verifier.train import Renderer
 
 
 @pytest.fixture(scope="session")

@@ -14,10 +14,9 @@ import json
 import pytest
 
 from rl_verifier import Completion, Status
-from rl_verifier.plugins import get_plugins
-from rl_verifier.train import Turn, run_episode
-from rl_verifier.train.renderer import Renderer
-from rl_verifier_retrieval.index import BM25Index, Document
+from rl_verifier.testing import get_plugins
+from rl_verifier.train import Renderer, Turn, run_episode
+from rl_verifier_retrieval import BM25Index, Document
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.env import SearchTools, make_search
 from rl_verifier_search_env.fictopedia import fictopedia_tasks

@@ -9,13 +9,10 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import ChatMessage, Completion, Task
-from rl_verifier.plugins import get_plugins
-from rl_verifier.train.config import TrainConfig
-from rl_verifier.train.environments import Episode, Turn, run_episode
-from rl_verifier.train.packing import pack
-from rl_verifier.train.renderer import Renderer
-from rl_verifier_retrieval.index import BM25Index, Document
+from rl_verifier import ChatMessage, Completion, Task, UserError
+from rl_verifier.testing import get_plugins, pack
+from rl_verifier.train import Episode, Renderer, TrainConfig, Turn, run_episode
+from rl_verifier_retrieval import BM25Index, Document
 from rl_verifier_search_env.corpus import CORPUS_ENV, load_index
 from rl_verifier_search_env.env import SearchTools, make_env
 from rl_verifier_search_env.fictopedia import fictopedia_tasks
@@ -171,3 +168,20 @@ def test_tool_calls_verifier_rewards_a_good_episode(renderer: Renderer) -> None:
         }
     )
     assert verifier.verify(TASK, fabricated).components["citation_validity"] < 1.0
+
+
+def test_the_corpus_is_a_setting_of_the_run(tmp_path: Path) -> None:
+    """``environment_config.corpus`` picks the documents; an unknown key is named."""
+    from rl_verifier.testing import build_environment as environment
+
+    def validate(data: dict[str, Any], overrides: tuple[str, ...]) -> TrainConfig:
+        return TrainConfig.model_validate(data)
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "d1", "title": "Zorblat", "text": "Zorblat is a moon."}\n')
+    settings = {"environment": "search_tools", "environment_config": {"corpus": str(corpus)}}
+    env = environment("search_tools", validate({"tasks": "t.jsonl", **settings}, ()))
+    assert [doc.id for doc in env.index.docs] == ["d1"]
+    bad = {"environment": "search_tools", "environment_config": {"corpse": str(corpus)}}
+    with pytest.raises(UserError, match="unknown setting 'corpse'"):
+        environment("search_tools", validate({"tasks": "t.jsonl", **bad}, ()))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from rl_verifier.builtin import normalise_answer
-from rl_verifier.plugins import get_plugins
+from rl_verifier import normalise_answer
+from rl_verifier.testing import get_plugins
 from rl_verifier_search_env.fictopedia import TASKS_PATH, example_tasks, fictopedia_tasks
 from rl_verifier_search_env.generate import DATA_DIR, render
 from rl_verifier_search_env.schema import SEARCH_TOOL_SCHEMA

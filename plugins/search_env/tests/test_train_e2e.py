@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier.plugins import get_plugins
+from rl_verifier.testing import get_plugins
 
 
 def rows(path: Path) -> list[dict[str, object]]:

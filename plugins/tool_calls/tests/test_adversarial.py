@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Verdict
+from rl_verifier import Completion, Status, Verdict
 from rl_verifier_tool_calls.tasks import eiffel_task, search_episode
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
+from rl_verifier import Completion, Status, Task, Verdict
 from rl_verifier_tool_calls.bfcl import sourcecalls
 from rl_verifier_tool_calls.bfcl.categories import category_of
 from rl_verifier_tool_calls.bfcl.normalise import standardise

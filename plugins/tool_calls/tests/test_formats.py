@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
+from rl_verifier import Completion, Status, Task, Verdict
 from rl_verifier_tool_calls.tasks import SEARCH_TOOL, eiffel_task, search_episode
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rl_verifier.contracts import Completion, Verdict
-from rl_verifier.plugins import discover
+from rl_verifier import Completion, Verdict
+from rl_verifier.testing import discover
 from rl_verifier_tool_calls.tasks import search_episode
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier.contracts import Completion, Task
+from rl_verifier import Completion, Task
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier
 
 BFCL_VERSION = "2026.3.23"

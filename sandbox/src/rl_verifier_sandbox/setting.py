@@ -16,6 +16,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
+from rl_verifier import unknown_message
 from rl_verifier_sandbox.backends import AUTO, backend_names
 
 
@@ -36,8 +37,7 @@ class BackendChoice:
     def check(self, value: str) -> str:
         choices = self.choices()
         if value not in choices:
-            quoted = ", ".join(repr(c) for c in choices)
-            raise ValueError(f"unknown sandbox backend {value!r}; choose from {quoted}")
+            raise ValueError(unknown_message("sandbox backend", value, list(choices)))
         return value
 
     def __get_pydantic_core_schema__(

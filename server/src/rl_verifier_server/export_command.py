@@ -57,7 +57,9 @@ def export_checkpoint(source: str, out: Path, data_dir: Path | None, force: bool
 
 def latest_checkpoint(run_dir: Path) -> str:
     """The ``tinker://`` path of the latest checkpoint a run directory lists."""
-    log = run_dir / "checkpoints.jsonl"
+    from rl_verifier.train import RunDir
+
+    log = RunDir(run_dir).checkpoints_file
     if not log.is_file():
         raise UserError(
             f"{run_dir} is neither a tinker:// path nor a run directory ({log} is missing)"

@@ -8,7 +8,7 @@ from rl_verifier_server.errors import StatusError
 
 
 @dataclass(frozen=True)
-class Limits:
+class ServerLimits:
     """Defaults are generous: far above what ``rlv train`` and the Tinker cookbook use."""
 
     max_body_mb: int = 256  # one request body, after zstd decompression

@@ -8,7 +8,7 @@ from typing import Any
 
 from rl_verifier import UserError
 from rl_verifier_server import fields
-from rl_verifier_server.limits import Limits
+from rl_verifier_server.limits import ServerLimits
 
 MAX_STOP_STRINGS = 4  # as OpenAI
 MAX_TOP_LOGPROBS = {"chat": 20, "completion": 5}  # as OpenAI
@@ -55,7 +55,7 @@ class GenerateCall:
         return len(self.prompts if self.prompts is not None else self.texts or [])
 
     @classmethod
-    def parse(cls, kind: str, body: dict[str, Any], limits: Limits) -> GenerateCall:
+    def parse(cls, kind: str, body: dict[str, Any], limits: ServerLimits) -> GenerateCall:
         model = fields.text(body, "model")
         for key, default in IGNORED_WHEN_DEFAULT.items():
             if body.get(key) not in (None, default):
@@ -108,7 +108,7 @@ class GenerateCall:
         call.check(limits)
         return call
 
-    def check(self, limits: Limits) -> None:
+    def check(self, limits: ServerLimits) -> None:
         if not 1 <= self.n * self.prompt_count <= limits.max_num_samples:
             raise UserError(
                 f"'n' ({self.n}) times the number of prompts ({self.prompt_count}) must be "

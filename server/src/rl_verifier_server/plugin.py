@@ -11,11 +11,11 @@ from typing import Any
 import click
 
 from rl_verifier import hookimpl
-from rl_verifier_server.limits import Limits
+from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.paths import default_data_dir
 
-DEFAULTS = Limits()
-# Each field of Limits as an option of rlv serve (its default is the field's).
+DEFAULTS = ServerLimits()
+# Each field of ServerLimits as an option of rlv serve (its default is the field's).
 LIMIT_OPTIONS: dict[str, tuple[str, click.ParamType[Any], str]] = {
     "max_body_mb": ("--max-body-mb", click.IntRange(1), "Largest request body."),
     "max_tokens": ("--max-tokens", click.IntRange(1), "Largest max_tokens of a sampling request."),
@@ -127,7 +127,7 @@ def register_commands(cli: click.Group) -> None:
             port_file=port_file,
             api_keys=collect_keys(api_keys, os.environ.get(KEYS_VARIABLE)),
             models_dir=models_dir,
-            limits=Limits(**limits),
+            limits=ServerLimits(**limits),
         )
 
     @cli.command(

@@ -7,7 +7,7 @@ from typing import Any
 
 from rl_verifier import UserError
 from rl_verifier_server import fields
-from rl_verifier_server.limits import Limits
+from rl_verifier_server.limits import ServerLimits
 
 UNSUPPORTED = ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k")
 
@@ -26,7 +26,7 @@ class SampleCall:
     record_stability_info: bool
 
     @classmethod
-    def parse(cls, request: dict[str, Any], limits: Limits) -> SampleCall:
+    def parse(cls, request: dict[str, Any], limits: ServerLimits) -> SampleCall:
         count = fields.integer(request, "num_samples", 1)
         if not 1 <= count <= limits.max_num_samples:
             raise UserError(

@@ -24,7 +24,7 @@ from rl_verifier.cli_support import (
 from rl_verifier_server.app import build_app
 from rl_verifier_server.auth import KEYS_VARIABLE
 from rl_verifier_server.data_lock import lock_data_dir
-from rl_verifier_server.limits import Limits
+from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.models import AllowedModels
 from rl_verifier_server.service import Service
 
@@ -46,7 +46,7 @@ def run_server(
     port_file: Path | None = None,
     api_keys: Sequence[str] = (),
     models_dir: Path | None = None,
-    limits: Limits | None = None,
+    limits: ServerLimits | None = None,
 ) -> None:
     if models_dir is not None and not models_dir.expanduser().is_dir():
         raise UserError(f"--models-dir {models_dir} is not a directory")

@@ -18,7 +18,7 @@ from rl_verifier_server.checkpoint_store import CheckpointStore
 from rl_verifier_server.compute import ComputeThread
 from rl_verifier_server.downloads import UrlSigner
 from rl_verifier_server.futures import FutureTable
-from rl_verifier_server.limits import Limits
+from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.models import AllowedModels, ModelHosts
 from rl_verifier_server.sampler_table import SamplerTable
 from rl_verifier_server.sessions import Sessions
@@ -32,11 +32,11 @@ class Service:
         data_dir: Path,
         device: str | None = None,
         *,
-        limits: Limits | None = None,
+        limits: ServerLimits | None = None,
         models: AllowedModels | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.limits = limits or Limits()
+        self.limits = limits or ServerLimits()
         self.store = CheckpointStore(data_dir)
         self.hosts = ModelHosts(device, models)
         self.futures = FutureTable()

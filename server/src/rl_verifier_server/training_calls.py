@@ -90,9 +90,9 @@ def forward_backward(service: Service, body: bytes) -> str:
         if not call.data:
             raise UserError("forward_backward needs at least one datum")
     kind = "Forward" if call.forward_only else "ForwardBackward"
-    from rl_verifier_server.runtime.losses import LOSSES
+    from rl_verifier_server.runtime.losses import losses
 
-    loss = LOSSES.get(call.loss_fn)
+    loss = losses().get(call.loss_fn)
 
     def work() -> Outcome:
         client.check_live()

@@ -33,6 +33,26 @@ def trainable_reward(score: Score) -> float | None:
     return score.reward if score.status.judged else None
 
 
+def judged_mean(scores: Iterable[Score | None], empty: float = 0.0) -> float:
+    """The mean reward of the judged scores (``empty`` when none was judged): what a failed
+    sample of a group is filled with, so that it adds nothing to the group's centering."""
+    judged = [s.reward for s in scores if s is not None and s.status.judged]
+    return sum(judged) / len(judged) if judged else empty
+
+
+def group_means(task_ids: Sequence[str], scores: Sequence[Score]) -> dict[str, float]:
+    """``judged_mean`` of each task's scores (tasks with no judged score left out)."""
+    groups: dict[str, list[Score]] = {}
+    for task_id, score in zip(task_ids, scores, strict=True):
+        groups.setdefault(task_id, []).append(score)
+    judged = {task_id: group for task_id, group in groups.items() if any_judged(group)}
+    return {task_id: judged_mean(group) for task_id, group in judged.items()}
+
+
+def any_judged(scores: Iterable[Score]) -> bool:
+    return any(s.status.judged for s in scores)
+
+
 def metric_name(spec: str) -> str:
     """A short identifier for a reward spec: ``0.8*pytest + 0.2*format`` -> ``pytest_format``."""
     names = re.findall(r"[A-Za-z_]\w*", spec)

@@ -40,7 +40,7 @@ from tinker_cookbook.tokenizer_utils import get_tokenizer
 from rl_verifier.contracts import Score, Task, content_text
 from rl_verifier.engine import ExecutorKind
 from rl_verifier.errors import UserError
-from rl_verifier.integrations.common import batch_figures
+from rl_verifier.integrations.common import batch_figures, judged_mean
 from rl_verifier.resolve import load_task_source
 from rl_verifier.scorer import Scorer
 
@@ -135,8 +135,7 @@ class VerifierGroupBuilder(EnvGroupBuilder):
         """A failed check's total reward becomes the mean of the judged ones (0 when
         none was judged): it adds nothing to the group's centering."""
         scores = [env.score if isinstance(env, VerifierEnv) else None for env in env_group]
-        judged = [s.reward for s in scores if s is not None and s.status.judged]
-        fill = sum(judged) / len(judged) if judged else 0.0
+        fill = judged_mean(scores)
         return [(0.0 if s is not None and s.status.judged else fill, {}) for s in scores]
 
     def logging_tags(self) -> list[str]:

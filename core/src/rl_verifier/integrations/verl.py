@@ -25,7 +25,7 @@ from typing import Any, Literal
 from rl_verifier.contracts import Score, Task
 from rl_verifier.engine import ExecutorKind
 from rl_verifier.errors import UserError
-from rl_verifier.integrations.common import prompt_id
+from rl_verifier.integrations.common import group_means, prompt_id
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import spec_names
 from rl_verifier.scorer import Scorer
@@ -218,20 +218,11 @@ def compute_score_batch(
         for i, score in zip(positions, scored, strict=True):
             scores[i] = score
     done = [s for s in scores if s is not None]
-    fills = group_means(tasks, done) if failed == "group_mean" else {}
+    fills = group_means([t.id for t in tasks], done) if failed == "group_mean" else {}
     return [
         result(score, chosen, components, fills.get(task.id, 0.0))
         for score, chosen, task in zip(done, specs, tasks, strict=True)
     ]
-
-
-def group_means(tasks: Sequence[Task], scores: Sequence[Score]) -> dict[str, float]:
-    """Mean reward of each task's judged responses."""
-    sums: dict[str, list[float]] = {}
-    for task, score in zip(tasks, scores, strict=True):
-        if score.status.judged:
-            sums.setdefault(task.id, []).append(score.reward)
-    return {task_id: sum(values) / len(values) for task_id, values in sums.items()}
 
 
 def close_scorers() -> None:

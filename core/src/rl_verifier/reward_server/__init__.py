@@ -9,6 +9,8 @@ client goes away, graceful shutdown, ``/healthz`` and Prometheus ``/metrics``.
 Importing this package is cheap; the web server is imported only when one is started.
 """
 
-from rl_verifier.reward_server.settings import Limits, ServerOptions
+from rl_verifier.reward_server.settings import RewardServerLimits, ServerOptions
 
-__all__ = ["Limits", "ServerOptions"]
+Limits = RewardServerLimits  # deprecated name (rl_verifier_sandbox.Limits limits one job)
+
+__all__ = ["Limits", "RewardServerLimits", "ServerOptions"]

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rl_verifier.reward_server.settings import REQUEST_OVERHEAD_BYTES, Limits
+from rl_verifier.reward_server.settings import REQUEST_OVERHEAD_BYTES, RewardServerLimits
 
 THROUGHPUT_WINDOW_S = 30.0
 RETRY_BOUNDS_S = (1, 60)
@@ -82,7 +82,7 @@ class Ticket:
 class Admission:
     """The server's budgets and what is held of them now."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: RewardServerLimits) -> None:
         self.limits = limits
         self.held_bytes = 0
         self.pending_samples = 0

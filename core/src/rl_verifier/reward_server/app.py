@@ -1,4 +1,5 @@
-"""The reward server's Starlette app: two scoring endpoints, health and metrics.
+"""The reward server's Starlette app: one scoring endpoint per registered protocol, health
+and metrics.
 
 Each scoring request goes: token (middleware) -> admission (429 when full) -> body within
 its limit (413) -> parse (400) -> score by the deadline, cancelled if the client leaves
@@ -12,7 +13,6 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -21,44 +21,37 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from rl_verifier import __version__
-from rl_verifier.contracts import Score, VerifierRef
+from rl_verifier.contracts import VerifierRef
 from rl_verifier.errors import UserError
+from rl_verifier.extensions import RewardProtocol
+from rl_verifier.plugins import get_plugins
 from rl_verifier.reward_server.admission import Admission, Overloaded, TooLarge
 from rl_verifier.reward_server.auth import RequireToken
 from rl_verifier.reward_server.metrics import Metrics
+from rl_verifier.reward_server.protocols import OPENRLHF_PATH, TYPED_PATH
 from rl_verifier.reward_server.scoring import score_request, unless_disconnected
 from rl_verifier.reward_server.settings import ServerOptions
-from rl_verifier.reward_server.wire import (
-    Batch,
-    openrlhf_answer,
-    openrlhf_batch,
-    read_body,
-    typed_answer,
-    typed_batch,
-)
+from rl_verifier.reward_server.wire import Batch, read_body
 from rl_verifier.scorer import Scorer
 
 log = logging.getLogger("rl_verifier.reward_server")
 
-TYPED_PATH = "/v1/score"
-OPENRLHF_PATH = "/get_reward"
 OFF_LOOP_BYTES = 256 * 1024  # parse or encode bigger bodies on a thread
 CLIENT_CLOSED = 499  # nginx's code for a request whose client went away
-PATHS = frozenset({TYPED_PATH, OPENRLHF_PATH, "/healthz", "/v1/info", "/metrics"})
+SERVICE_PATHS = ("/healthz", "/v1/info", "/metrics")
+
+
+def protocols() -> list[RewardProtocol]:
+    """The registered wire protocols (the built-in typed and OpenRLHF ones, and plugins')."""
+    return get_plugins().reward_protocols.values()
 
 
 def known(path: str) -> str:
     """A metrics label for a path: any other path is 'other', so labels stay few."""
-    return path if path in PATHS else "other"
+    paths = {*SERVICE_PATHS, TYPED_PATH, OPENRLHF_PATH, *(p.path for p in protocols())}
+    return path if path in paths else "other"
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """How one scoring endpoint reads its body and writes its answer."""
-
-    path: str
-    parse: Callable[[bytes], Batch]
-    answer: Callable[[list[Score]], bytes]
 
 
 def _error(message: str, status: int, **headers: str) -> JSONResponse:
@@ -85,7 +78,7 @@ class RewardService:
         self.admission = Admission(options.limits)
         self.metrics = Metrics()
 
-    async def score(self, request: Request, endpoint: Endpoint) -> Response:
+    async def score(self, request: Request, endpoint: RewardProtocol) -> Response:
         started = time.perf_counter()
         try:
             response = await self._score(request, endpoint)
@@ -96,7 +89,7 @@ class RewardService:
         self.metrics.request(endpoint.path, response.status_code, seconds)
         return response
 
-    async def _score(self, request: Request, endpoint: Endpoint) -> Response:
+    async def _score(self, request: Request, endpoint: RewardProtocol) -> Response:
         try:
             with self.admission.request() as ticket:
                 raw = await read_body(request, self.limits.max_body_bytes, ticket)
@@ -110,7 +103,8 @@ class RewardService:
                     return self._client_gone(endpoint, "its batch was cancelled")
                 self.admission.finished(len(scores))
                 self.metrics.scores(scores)
-                body = await _maybe_off_loop(len(raw), lambda: endpoint.answer(scores))
+                options = self.options
+                body = await _maybe_off_loop(len(raw), lambda: endpoint.answer(scores, options))
                 assert isinstance(body, bytes)
                 return Response(body, media_type="application/json")
         except Overloaded as exc:
@@ -122,7 +116,7 @@ class RewardService:
         except ClientDisconnect:
             return self._client_gone(endpoint, "before its body was read")
 
-    def _client_gone(self, endpoint: Endpoint, what: str) -> Response:
+    def _client_gone(self, endpoint: RewardProtocol, what: str) -> Response:
         self.metrics.disconnects += 1
         log.info("%s: the client went away; %s", endpoint.path, what)
         return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the metrics do
@@ -161,11 +155,7 @@ def build_app(
     """The app; the scorer is closed (its workers stopped) when the server shuts down,
     after in-flight requests are answered."""
     service = RewardService(scorer, options)
-    typed = Endpoint(TYPED_PATH, typed_batch, typed_answer)
-    failed = options.failed_reward
-    openrlhf = Endpoint(OPENRLHF_PATH, openrlhf_batch, lambda s: openrlhf_answer(s, failed))
-
-    def scoring(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    def scoring(endpoint: RewardProtocol) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
             return await service.score(request, endpoint)
 
@@ -182,8 +172,7 @@ def build_app(
 
     app = Starlette(
         routes=[
-            Route(TYPED_PATH, scoring(typed), methods=["POST"]),
-            Route(OPENRLHF_PATH, scoring(openrlhf), methods=["POST"]),
+            *(Route(p.path, scoring(p), methods=["POST"]) for p in protocols()),
             Route("/healthz", service.healthz),
             Route("/v1/info", service.info),
             Route("/metrics", service.metrics_page),

@@ -11,12 +11,12 @@ from rl_verifier.errors import UserError
 from rl_verifier.reward_server.settings import (
     MIB,
     TOKEN_VARIABLE,
-    Limits,
+    RewardServerLimits,
     ServerOptions,
     check_token,
 )
 
-DEFAULTS = Limits()
+DEFAULTS = RewardServerLimits()
 EXAMPLE = f"""\b
 Examples:
   rlv reward-server --reward exact_match --port 8787
@@ -146,7 +146,7 @@ def reward_server(
         address=ray_address,
         failed_reward=failed_reward,
         port_file=port_file,
-        limits=Limits(
+        limits=RewardServerLimits(
             max_body_bytes=int(max_body_mb * MIB),
             max_pending_samples=max_pending_samples,
             max_pending_bytes=int(max_pending_mb * MIB),

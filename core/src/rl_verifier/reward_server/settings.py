@@ -27,7 +27,7 @@ def check_token(token: str) -> str:
 
 
 @dataclass(frozen=True)
-class Limits:
+class RewardServerLimits:
     """How much a server takes on at once; past these a request gets 413 or 429."""
 
     max_body_bytes: int = 32 * MIB
@@ -61,4 +61,4 @@ class ServerOptions:
     address: str | None = None  # Ray cluster (executor 'ray')
     failed_reward: float = 0.0
     port_file: Path | None = None
-    limits: Limits = field(default_factory=Limits)
+    limits: RewardServerLimits = field(default_factory=RewardServerLimits)

@@ -1,5 +1,35 @@
-"""Test kit for plugin authors: subclass ``VerifierContract`` and list some ``Case``s."""
+"""Test kit for plugin authors: subclass ``VerifierContract`` and list some ``Case``s.
+
+Also what a plugin's own tests reach for, so that they import only public names: the
+plugins as loaded (``get_plugins``) or freshly discovered (``discover``), task sources and
+environments resolved by name as ``rlv`` resolves them, the ``rlv`` command group for
+``click.testing.CliRunner``, the JSONL readers of ``rlv verify`` and the datum packer.
+The ``register_verifier`` and ``register_plugin`` fixtures load through ``pytest11``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 from rl_verifier.testing.contract import Case, VerifierContract, score_once
 
-__all__ = ["Case", "VerifierContract", "score_once"]
+_LAZY = {
+    "discover": ("rl_verifier.plugins", "discover"),
+    "get_plugins": ("rl_verifier.plugins", "get_plugins"),
+    "load_task_source": ("rl_verifier.resolve", "load_task_source"),
+    "build_environment": ("rl_verifier.resolve", "environment"),
+    "rlv_cli": ("rl_verifier.cli", "cli"),
+    "read_tasks": ("rl_verifier.jsonl", "load_tasks"),
+    "read_samples": ("rl_verifier.jsonl", "load_samples"),
+    "pack": ("rl_verifier.train.packing", "pack"),
+}
+
+__all__ = ["Case", "VerifierContract", "score_once", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    return getattr(import_module(module), attribute)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from rl_verifier.plugins import get_plugins
+from rl_verifier.plugins import PluginInfo, get_plugins
 from rl_verifier.verifier import Verifier
 
 
@@ -23,10 +23,32 @@ def register_verifier() -> Iterator[Callable[[type[Verifier]], type[Verifier]]]:
     def register(cls: type[Verifier]) -> type[Verifier]:
         if cls.name in registry and registry.get(cls.name).cls is cls:
             return cls  # installed by its plugin: not this test's to remove
-        registry.add(cls, "test", "0")
+        registry.add(cls.name, cls, "test", "0")
         added.append(cls.name)
         return cls
 
     yield register
     for name in added:
         registry.remove(name)
+
+
+@pytest.fixture
+def register_plugin() -> Iterator[Callable[..., PluginInfo]]:
+    """Load a plugin object (a module or class with ``@hookimpl`` hooks) for one test, as
+    an entry point would, into the process-wide plugins; removed afterwards with all it
+    registered. Returns what ``rlv plugins`` reports of it.
+
+    ``register_plugin(MyPlugin, name="toy")``
+    """
+    names: list[str] = []
+
+    def register(plugin: object, name: str = "test-plugin") -> PluginInfo:
+        plugins = get_plugins()
+        info = PluginInfo(name, "test", "0")
+        plugins.add(plugin, info)
+        names.append(name)
+        return info
+
+    yield register
+    for name in names:
+        get_plugins().remove(name)

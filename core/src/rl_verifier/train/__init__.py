@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from rl_verifier.train.renderer import Renderer
     from rl_verifier.train.rollouts import group_seed, tasks_for_step
+    from rl_verifier.train.rundir import RunDir
 
 _LAZY = {
     "TOOL_RECORD_KEY": "environments",
@@ -47,6 +48,7 @@ _LAZY = {
     "is_degenerate": "advantages",
     "group_seed": "rollouts",
     "tasks_for_step": "rollouts",
+    "RunDir": "rundir",
 }
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "Environment",
     "Episode",
     "Renderer",
+    "RunDir",
     "SingleTurn",
     "ToolUse",
     "TrainConfig",

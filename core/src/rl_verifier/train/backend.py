@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rl_verifier.errors import UserError
 from rl_verifier.train.config import TrainConfig
+from rl_verifier.train.rundir import RunDir
 
 TINKER_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
 
@@ -40,7 +41,8 @@ def connect(config: TrainConfig, run_dir: Path) -> Iterator[Connection]:
         check_reachable(url or TINKER_URL)
         yield Connection(url, key)
         return
-    with local_server(run_dir / "server", config.base_model, run_dir / "server.log") as local:
+    run = RunDir(run_dir)
+    with local_server(run.server_data, config.base_model, run.server_log) as local:
         yield local
 
 

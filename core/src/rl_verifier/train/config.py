@@ -9,16 +9,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rl_verifier.config_input import parse_pairs, read_config_file
+from rl_verifier.contracts import task_set_name
+from rl_verifier.engine import ExecutorKind
 from rl_verifier.errors import UserError, validation_problems
-from rl_verifier.losses import LOSSES, loss_config_problem, policy_loss_problem, policy_losses
+from rl_verifier.loss import BUILTIN_LOSSES
+from rl_verifier.losses import loss_config_problem, policy_loss_problem
 
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir", "eval_tasks")
+EXECUTOR_KINDS: tuple[str, ...] = get_args(ExecutorKind)
+
+
+class TrainingBackend(StrEnum):
+    """Where a run trains: ``local`` starts an embedded ``rlv serve``; ``tinker`` is the
+    hosted API. (Not a sandbox backend, nor a retrieval index's BM25 backend.)"""
+
+    LOCAL = "local"
+    TINKER = "tinker"
 
 
 class TrainConfig(BaseModel):
@@ -27,8 +40,8 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_model: str = Field(default="rlv/tiny-chat", description="Base model to put LoRA on.")
-    backend: Literal["local", "tinker"] = Field(
-        default="local", description="local: start rlv serve; tinker: the hosted API."
+    backend: TrainingBackend = Field(
+        default=TrainingBackend.LOCAL, description="local: start rlv serve; tinker: the hosted API."
     )
     base_url: str | None = Field(default=None, description="Override the Tinker API address.")
     lora_rank: int = Field(default=32, ge=1)
@@ -40,15 +53,17 @@ class TrainConfig(BaseModel):
     temperature: float = Field(default=1.0, ge=0)
     loss: str = Field(
         default="importance_sampling",
-        description="Policy loss: " + ", ".join(policy_losses()) + " (rl_verifier.losses).",
+        description="Policy loss: "
+        + ", ".join(loss.name for loss in BUILTIN_LOSSES if loss.policy)
+        + " (or one a plugin registers).",
     )
     loss_config: dict[str, float] = Field(
         default_factory=dict,
         description="The loss's settings: "
         + "; ".join(
-            f"{name}: {', '.join(LOSSES[name].config)}"
-            for name in policy_losses()
-            if LOSSES[name].config
+            f"{loss.name}: {', '.join(loss.config)}"
+            for loss in BUILTIN_LOSSES
+            if loss.policy and loss.config
         )
         + ".",
     )
@@ -70,7 +85,14 @@ class TrainConfig(BaseModel):
         description="A tasks JSONL file (relative to the TOML's folder), or taskset:NAME."
     )
     environment: str = Field(default="single_turn", description="Registered environment.")
+    environment_config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The environment's settings, checked against the model it registers.",
+    )
     max_turns: int = Field(default=1, ge=1, description="Model turns per episode (tool use).")
+    max_context: int = Field(
+        default=4096, ge=1, description="Tokens an episode may span (prompt and all turns)."
+    )
     renderer: Literal["auto"] = Field(
         default="auto", description="auto: the tokenizer's own chat template."
     )
@@ -94,7 +116,7 @@ class TrainConfig(BaseModel):
     )
     warmup_steps: int = Field(default=0, ge=0)
     warmup_learning_rate: float | None = Field(default=None, gt=0)
-    executor: Literal["process", "inline", "ray"] = "process"
+    executor: ExecutorKind = "process"
     ray_address: str | None = Field(
         default=None, description="Ray cluster for executor='ray' (none: start one locally)."
     )
@@ -174,7 +196,7 @@ def absolute_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     out = dict(data)
     for key in PATH_SETTINGS:
         value = out.get(key)
-        if isinstance(value, str) and value and not value.startswith("taskset:"):
+        if isinstance(value, str) and value and task_set_name(value) is None:
             out[key] = absolute(value, base)
     model = out.get("base_model")
     if isinstance(model, str) and model:

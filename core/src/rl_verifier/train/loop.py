@@ -14,7 +14,7 @@ from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.errors import UserError
 from rl_verifier.losses import CROSS_ENTROPY
 from rl_verifier.train.backend import Connection, connect
-from rl_verifier.train.config import TrainConfig
+from rl_verifier.train.config import TrainConfig, TrainingBackend
 from rl_verifier.train.datums import build_datums, drift
 from rl_verifier.train.environments import Turn, run_episode
 from rl_verifier.train.held_out import due, eval_line, held_out_eval
@@ -30,13 +30,12 @@ from rl_verifier.train.packing import PackedDatum, pack, supervised, to_datum
 from rl_verifier.train.preflight import Plan, WarmupExample, prepare
 from rl_verifier.train.renderer import Renderer
 from rl_verifier.train.rollouts import (
-    MAX_CONTEXT,
     Batch,
     RolloutProducer,
     SamplerBoard,
     next_batch,
 )
-from rl_verifier.train.rundir import RunDir
+from rl_verifier.train.rundir import CHECKPOINTS, EVAL_SAMPLES, METRICS, SAMPLES, RunDir
 
 if TYPE_CHECKING:
     import tinker
@@ -80,8 +79,8 @@ class Trainer:
             except (tinker.RequestFailedError, tinker.APIStatusError) as exc:
                 if isinstance(exc, tinker.APIStatusError) and exc.status_code >= 500:
                     raise
-                log = self.run.path / "server.log"
-                where = f" (server log: {log})" if self.config.backend == "local" else ""
+                local = self.config.backend == TrainingBackend.LOCAL
+                where = f" (server log: {self.run.server_log})" if local else ""
                 raise UserError(
                     f"could not start training base model '{self.config.base_model}': "
                     f"{server_words(exc)}{where}"
@@ -126,7 +125,7 @@ class Trainer:
             tokens = sum(sum(d.mask) for d in chunk)
             loss = out.metrics.get("loss:sum", 0.0) / max(tokens, 1)
             self.run.append(
-                "metrics.jsonl",
+                METRICS,
                 {
                     "step": -self.config.warmup_steps + step,
                     "phase": "warmup",
@@ -153,7 +152,7 @@ class Trainer:
             return Turn(sampled, [0.0] * len(sampled), text)
 
         episode = await run_episode(
-            self.plan.env, example.task, self.renderer, scripted, MAX_CONTEXT
+            self.plan.env, example.task, self.renderer, scripted, self.config.max_context
         )
         if episode.turns != len(example.replies):
             raise UserError(
@@ -189,7 +188,7 @@ class Trainer:
 
     async def save(self, step: int) -> None:
         result = await self.training.save_state(name=f"step-{step:06d}")
-        self.run.append("checkpoints.jsonl", {"step": step, "path": result.path, "kind": "state"})
+        self.run.append(CHECKPOINTS, {"step": step, "path": result.path, "kind": "state"})
 
     async def loop(self, start: int) -> None:
         if start == 0:
@@ -223,9 +222,9 @@ class Trainer:
         row = metrics_row(batch, result, waited, time.perf_counter() - begin)
         # The step's rows go first, its checkpoint after: a run killed in between resumes
         # from the checkpoint before, whose rewind drops these rows, so no step goes missing.
-        self.run.append("metrics.jsonl", row)
+        self.run.append(METRICS, row)
         for sample in sample_rows(batch, self.config.samples_logged_per_step):
-            self.run.append("samples.jsonl", sample)
+            self.run.append(SAMPLES, sample)
         done = step + 1
         if done % self.config.save_every == 0 or done == self.config.steps:
             await self.save(done)
@@ -241,7 +240,7 @@ class Trainer:
             return
         if unless_logged and any(
             row.get("phase") == "eval" and row.get("trained_steps") == done
-            for row in self.run.rows("metrics.jsonl")
+            for row in self.run.rows(METRICS)
         ):
             return
         client, engine = self.board.client, self.engine
@@ -249,9 +248,9 @@ class Trainer:
         row, samples = await held_out_eval(
             self.config, self.plan, self.renderer, client, engine, done
         )
-        self.run.append("metrics.jsonl", row)
+        self.run.append(METRICS, row)
         for sample in samples:
-            self.run.append("eval_samples.jsonl", sample)
+            self.run.append(EVAL_SAMPLES, sample)
         progress(eval_line(row))
 
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rl_verifier.losses import LOSSES
+from rl_verifier.losses import get_loss
 
 if TYPE_CHECKING:
     import tinker
@@ -134,9 +134,7 @@ def to_datum(packed: PackedDatum, loss_fn: str = "importance_sampling") -> tinke
         "logprobs": floats(packed.logprobs),
         "advantages": floats(packed.advantages),
     }
-    if loss_fn not in LOSSES:
-        raise ValueError(f"unknown loss_fn {loss_fn!r}; expected one of {', '.join(LOSSES)}")
-    inputs = {name: values[name] for name in LOSSES[loss_fn].inputs}
+    inputs = {name: values[name] for name in get_loss(loss_fn).inputs}
     return types.Datum(
         model_input=types.ModelInput.from_ints(list(packed.input_tokens)),
         loss_fn_inputs=inputs,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier.atomic import write_files
 from rl_verifier.config_input import read_config_file
 from rl_verifier.errors import UserError
-from rl_verifier.train.rundir import RunDir
+from rl_verifier.train.rundir import CHECKPOINTS, METRICS, REPORT, SAMPLES, RunDir
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["write_report"]
 
 PNG_NAME = "report.png"
-HTML_NAME = "report.html"
+HTML_NAME = REPORT
 WIDTH_PX, HEIGHT_PX, DPI = 1200, 900, 100
 STATUS_KEYS = ("ok", "invalid", "timeout", "error")
 STATUS_COLOURS = {"ok": "#2ca02c", "invalid": "#ff7f0e", "timeout": "#9467bd", "error": "#d62728"}
@@ -90,14 +90,14 @@ def load_run(run_dir: Path) -> Run:
         raise UserError(f"{run_dir}: no such directory")
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: not a directory")
-    metrics_path = run_dir / "metrics.jsonl"
+    metrics_path = run_dir / METRICS
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: no such file (is {run_dir} a training run directory?)")
     run = RunDir(run_dir)
     by_step: dict[int, dict[str, Any]] = {}
     evals: dict[int, dict[str, Any]] = {}
     previous = -1
-    for row in run.rows("metrics.jsonl"):
+    for row in run.rows(METRICS):
         if _phase(row) == "eval":  # held-out evals share step numbers with the steps
             if isinstance(_sub(row, "eval").get("mean_reward"), dict):
                 evals[_as_step(row.get("step")) or 0] = row
@@ -109,14 +109,14 @@ def load_run(run_dir: Path) -> Run:
     if not by_step:
         raise UserError(f"{metrics_path}: empty: no steps logged yet")
     steps = sorted(by_step)
-    all_samples = run.rows("samples.jsonl")
+    all_samples = run.rows(SAMPLES)
 
     return Run(
         path=run_dir,
         steps=steps,
         rows=[by_step[s] for s in steps],
         config=read_config_file(run.config_file) if run.config_file.is_file() else {},
-        checkpoints=run.rows("checkpoints.jsonl"),
+        checkpoints=run.rows(CHECKPOINTS),
         samples=all_samples[-LAST_SAMPLES:],
         samples_seen=len(all_samples),
         evals=[evals[s] for s in sorted(evals)],
@@ -189,7 +189,7 @@ class Summary:
     held_out: list[tuple[str, str]] = field(default_factory=list)  # first and last evals
 
 
-def summarise(run: Run) -> Summary:
+def summarise_run(run: Run) -> Summary:
     reward_steps, rewards = _present(run.steps, _series(run, "reward_mean"))
     best = None
     if rewards:
@@ -563,7 +563,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], left: Sequence[
 
 
 def render_html(run: Run, png: bytes) -> str:
-    summary = summarise(run)
+    summary = summarise_run(run)
     image = base64.b64encode(png).decode("ascii")
     title = f"Training report: {run.path.name}"
     parts = [

@@ -21,7 +21,8 @@ from rl_verifier.train.environments import Episode, Turn, run_group
 from rl_verifier.train.preflight import Plan
 from rl_verifier.train.renderer import Renderer
 
-MAX_CONTEXT = 4096  # tokens an episode may span
+# Deprecated: the run's ``TrainConfig.max_context``; this is its default.
+MAX_CONTEXT: int = TrainConfig.model_fields["max_context"].default
 
 
 @dataclass
@@ -118,8 +119,9 @@ class RolloutProducer:
                 )
             return turns
 
+        config = self.config
         return await run_group(
-            self.plan.env, task, self.renderer, sample, self.config.group_size, MAX_CONTEXT
+            self.plan.env, task, self.renderer, sample, config.group_size, config.max_context
         )
 
     async def score_group(

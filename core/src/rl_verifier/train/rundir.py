@@ -16,20 +16,43 @@ from rl_verifier.atomic import write_lines, write_text
 from rl_verifier.errors import UserError
 from rl_verifier.jsonl import read_json_objects
 
-FILES = ("metrics.jsonl", "samples.jsonl", "checkpoints.jsonl", "eval_samples.jsonl")
+# The one home of the run directory's file names.
+CONFIG = "config.json"  # the run's settings, as --resume reads them
+METRICS = "metrics.jsonl"  # a row per step (and per held-out evaluation)
+SAMPLES = "samples.jsonl"  # sampled rollouts, a few per step
+CHECKPOINTS = "checkpoints.jsonl"  # saved states and sampler weights
+EVAL_SAMPLES = "eval_samples.jsonl"  # the held-out evaluations' samples
+SERVER_LOG = "server.log"  # the embedded rlv serve's log (backend = "local")
+SERVER_DATA = "server"  # the embedded rlv serve's data folder
+REPORT = "report.html"  # rlv report's page
+FILES = (METRICS, SAMPLES, CHECKPOINTS, EVAL_SAMPLES)  # the logs a resume rewinds
 
 
 class RunDir:
+    """One run's folder: each file's name is a constant above, each file a path here."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @property
     def config_file(self) -> Path:
-        return self.path / "config.json"
+        return self.path / CONFIG
+
+    @property
+    def checkpoints_file(self) -> Path:
+        return self.path / CHECKPOINTS
+
+    @property
+    def server_log(self) -> Path:
+        return self.path / SERVER_LOG
+
+    @property
+    def server_data(self) -> Path:
+        return self.path / SERVER_DATA
 
     def refuse_existing(self) -> None:
         """A new run must not write into an earlier one."""
-        if (self.path / "metrics.jsonl").exists():
+        if (self.path / METRICS).exists():
             raise UserError(f"{self.path} already holds a run; resume it with --resume {self.path}")
 
     def create(self, config: dict[str, Any]) -> None:
@@ -49,7 +72,7 @@ class RunDir:
         return [row for _, row in read_json_objects(path)] if path.is_file() else []
 
     def last_checkpoint(self) -> dict[str, Any] | None:
-        saved = [row for row in self.rows("checkpoints.jsonl") if row.get("kind") == "state"]
+        saved = [row for row in self.rows(CHECKPOINTS) if row.get("kind") == "state"]
         return max(saved, key=lambda row: row["step"]) if saved else None
 
     def rewind(self, step: int) -> None:
@@ -59,7 +82,7 @@ class RunDir:
             if not path.exists():
                 continue
             kept = [row for row in self.rows(name) if row.get("step", -1) < step]
-            if name == "checkpoints.jsonl":
+            if name == CHECKPOINTS:
                 kept = [row for row in self.rows(name) if row.get("step", -1) <= step]
             write_lines(path, (json.dumps(row) for row in kept))
 

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.losses import LOSSES
+from rl_verifier.losses import get_loss
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.script_text import COMMENTS, LINE_LENGTH, command, doc_escape, wrap
 from rl_verifier.train.standalone_template import STANDALONE
@@ -76,13 +76,13 @@ def render_standalone(
         docstring=_docstring(script, settings, family, local_only),
         settings=_settings_block(settings, family, lr_source),
         loss_inputs="\n".join(
-            f'            "{name}": {INPUTS[name]},' for name in LOSSES[settings["loss"]].inputs
+            f'            "{name}": {INPUTS[name]},' for name in get_loss(settings["loss"]).inputs
         ),
     )
 
 
 def _comments(settings: dict[str, Any], family: str | None, lr_source: str) -> dict[str, str]:
-    loss = LOSSES[settings["loss"]]
+    loss = get_loss(settings["loss"])
     taken = ", ".join(f"{k} (default {v:g})" for k, v in loss.config.items())
     comments = dict(COMMENTS)
     comments["base_model"] += f" ({family} chat template)" if family else " (not catalogued)"

@@ -9,7 +9,6 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from rl_verifier.contracts import task_set_name
 from rl_verifier.errors import UserError
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.train.catalog import CATALOG
-from rl_verifier.train.new_loop import (
+from rl_verifier.train.script_writer import (
     BACKENDS,
     BuildError,
     BuildRequest,
@@ -41,26 +41,6 @@ BOOL_FIELDS = ("standalone",)
 FIELDS = (*STR_FIELDS, *OPTIONAL_STR, *INT_FIELDS, *BOOL_FIELDS, "learning_rate")
 
 
-@dataclass(frozen=True)
-class Preset:
-    """A starting point from the seed: offered only when its verifier and tasks exist."""
-
-    title: str
-    verifier: str
-    task: str | None = None
-    environment: str = "single_turn"
-    max_turns: int = 1
-
-
-PRESETS = (
-    Preset(
-        "Reward cited tool calls and thrift", "tool_calls", "taskset:fictopedia", "search_tools", 4
-    ),
-    Preset("Reward proofs that verify", "lean", "taskset:lean-example"),
-    Preset("Reward calibrated probabilities", "calibration", "taskset:calibration-example"),
-    Preset("Reward math answers that check out", "math", "taskset:math-example"),
-    Preset("Reward sandboxed code that passes its tests", "pytest", "taskset:pytest-example"),
-)
 DEFAULT_MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 
 
@@ -73,13 +53,17 @@ class FormError(Exception):
 
 
 def available_presets() -> list[dict[str, Any]]:
-    """The presets whose verifier, task set and environment are registered."""
+    """The presets plugins register whose verifier, task set and environment exist."""
     plugins = get_plugins()
-    names = {name for name, _ in plugins.registry.items()}
     out = []
-    for preset in PRESETS:
-        task_ok = preset.task is None or preset.task.removeprefix("taskset:") in plugins.task_sets
-        if preset.verifier in names and task_ok and preset.environment in plugins.environments:
+    for preset in plugins.presets.values():
+        task_set = task_set_name(preset.task) if preset.task else None
+        task_ok = preset.task is None or task_set is None or task_set in plugins.task_sets
+        if (
+            preset.verifier in plugins.verifiers
+            and task_ok
+            and preset.environment in plugins.environments
+        ):
             out.append(
                 {
                     "title": preset.title,
@@ -112,7 +96,7 @@ def options() -> dict[str, Any]:
     return {
         "verifiers": verifiers,
         "task_sets": [
-            {"name": n, "plugin": v.plugin} for n, v in sorted(plugins.task_sets.items())
+            {"name": n, "plugin": v.plugin} for n, v in plugins.task_sets.items()
         ],
         "catalog": [
             {
@@ -126,7 +110,7 @@ def options() -> dict[str, Any]:
         ],
         "losses": list(policy_losses()),
         "backends": list(BACKENDS),
-        "environments": sorted(plugins.environments),
+        "environments": plugins.environments.names(),
         "presets": available_presets(),
         "defaults": {
             "model": DEFAULT_MODEL,

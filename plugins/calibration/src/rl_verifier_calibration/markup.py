@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from functools import cache
 
-_THINK_END = re.compile(r"<\s*+/\s*+think\s*+>", re.IGNORECASE)
+from rl_verifier import after_reasoning
 
 
 def final_part(text: str) -> str:
-    """The text after the last ``</think>``, or all of it."""
-    ends = list(_THINK_END.finditer(text))
-    return text[ends[-1].end() :] if ends else text
+    """The text after the last ``</think>`` (in any case, with spaces), or all of it."""
+    return after_reasoning(text, lenient=True)
 
 
 @cache

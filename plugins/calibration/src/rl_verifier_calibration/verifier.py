@@ -70,24 +70,18 @@ class CalibrationVerifier(Verifier[CalibrationConfig]):
     deterministic = True
     default_timeout_s = 5.0
 
-    @property
-    def settings(self) -> CalibrationConfig:
-        """``config``, typed."""
-        config = self.config
-        return config
-
     def bounds(self) -> tuple[float, float]:
-        low, high = rules.rule_bounds(self.settings.rule, self.settings.epsilon)
-        penalty = self.settings.invalid_penalty
+        low, high = rules.rule_bounds(self.config.rule, self.config.epsilon)
+        penalty = self.config.invalid_penalty
         return (min(low, penalty), max(high, penalty))
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
         try:
             outcome = read_outcome(task.reference)
         except OutcomeError as exc:
-            return Verdict.failed(f"task {task.id!r}: {exc}")
+            return Verdict.errored(f"task {task.id!r}: {exc}")
         text = completion.text()
-        limit = self.settings.max_completion_chars
+        limit = self.config.max_completion_chars
         if len(text) > limit:
             return Verdict.invalid(
                 f"completion of {len(text)} characters is longer than max_completion_chars "
@@ -96,20 +90,20 @@ class CalibrationVerifier(Verifier[CalibrationConfig]):
                 probability=None,
                 outcome=outcome,
             )
-        if self.settings.rule == "rlcr":
+        if self.config.rule == "rlcr":
             return self._verify_rlcr(text, outcome)
         try:
-            forecast = extract_probability(text, self.settings.accept)
+            forecast = extract_probability(text, self.config.accept)
         except ForecastError as exc:
             return Verdict.invalid(str(exc), probability=None, outcome=outcome)
-        p, epsilon = forecast.value, self.settings.epsilon
+        p, epsilon = forecast.value, self.config.epsilon
         components = {
             "brier": rules.brier(p, outcome),
             "log": rules.log_score(p, outcome, epsilon),
             "spherical": rules.spherical(p, outcome),
         }
         return Verdict.ok(
-            components[self.settings.rule],
+            components[self.config.rule],
             components=components,
             probability=p,
             outcome=outcome,
@@ -123,7 +117,7 @@ class CalibrationVerifier(Verifier[CalibrationConfig]):
         except AnswerError as exc:
             return Verdict.invalid(str(exc), **empty, outcome=outcome)
         try:
-            forecast = extract_probability(text, self.settings.accept)
+            forecast = extract_probability(text, self.config.accept)
         except ForecastError as exc:
             return Verdict.invalid(str(exc), **{**empty, "answer": answer}, outcome=outcome)
         confidence = forecast.value
@@ -149,7 +143,7 @@ class CalibrationVerifier(Verifier[CalibrationConfig]):
                 pair = self._pair(score.info)
                 if pair is not None:
                     pairs.append(pair)
-        metrics = calibration_metrics(pairs, self.settings.ece_bins)
+        metrics = calibration_metrics(pairs, self.config.ece_bins)
         judged = [s for s in scores if s.status in (Status.OK, Status.INVALID)]
         if judged:
             invalid = sum(s.status is Status.INVALID for s in judged)
@@ -157,6 +151,6 @@ class CalibrationVerifier(Verifier[CalibrationConfig]):
         return metrics
 
     def _pair(self, info: dict[str, Any]) -> Pair | None:
-        if self.settings.rule == "rlcr":
+        if self.config.rule == "rlcr":
             return as_pair(info.get("confidence"), info.get("correct"))
         return as_pair(info.get("probability"), info.get("outcome"))

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier import Preset, PresetRegistrar, TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier_lean.config import SANDBOX_CHOICE
 from rl_verifier_lean.tasks import example_tasks
 from rl_verifier_lean.verifier import LeanVerifier
@@ -52,3 +52,8 @@ def doctor(as_json: bool, project: str | None, sandbox: str) -> None:
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
     if not report["ok"]:
         raise SystemExit(1)
+
+
+@hookimpl
+def register_presets(register: PresetRegistrar) -> None:
+    register(Preset("Reward proofs that verify", "lean", "taskset:lean-example"))

@@ -40,15 +40,11 @@ class LeanVerifier(Verifier[LeanConfig]):
         self._pool: ReplPool | None = None
         self._file_backend: tuple[Sandbox | None, FileTools] | None = None
 
-    @property
-    def settings(self) -> LeanConfig:
-        return self.config
-
     # Lifecycle ------------------------------------------------------------------------
 
     def pool(self) -> ReplPool:
         if self._pool is None:
-            cfg = self.settings
+            cfg = self.config
 
             async def start() -> Repl:
                 sandbox = choose_sandbox(cfg.sandbox)
@@ -62,7 +58,7 @@ class LeanVerifier(Verifier[LeanConfig]):
         """Where and how the per-file backend runs Lean (and the replay checker): decided once,
         not per proof."""
         if self._file_backend is None:
-            cfg = self.settings
+            cfg = self.config
             sandbox = choose_sandbox(cfg.sandbox)
             lean = file_launch(cfg)
             checker = replay_argv(cfg, lean) if cfg.replay_on else None
@@ -79,11 +75,11 @@ class LeanVerifier(Verifier[LeanConfig]):
         try:
             statement = parse_reference(task.reference)
         except BadReference as exc:
-            return Verdict.failed(f"bad task reference: {exc}")
+            return Verdict.errored(f"bad task reference: {exc}")
         block = last_lean_block(completion.text())
         if block is None or not block.strip():
             return Verdict.invalid("no ```lean block in the completion")
-        if len(block) > (limit := self.settings.max_proof_chars):
+        if len(block) > (limit := self.config.max_proof_chars):
             detail = f"the Lean block has {len(block)} characters, more than {limit}"
             return Verdict.ok(0.0, reason="too_long", limit="max_proof_chars", detail=detail)
         try:
@@ -96,7 +92,7 @@ class LeanVerifier(Verifier[LeanConfig]):
         """Static screen (deny-list, then the allow-list of command kinds) and statement
         handling; raises ``Rejected``. Both layers always apply; the deny-list's token is the
         more specific reason, so it is reported first."""
-        cfg = self.settings
+        cfg = self.config
         mode = choose_mode(block, cfg.mode)
         screened = strip_header_lines(block, statement.header) if mode == "full_file" else block
         if cfg.static_screen and (token := first_banned(screened, cfg.banned)):
@@ -108,10 +104,10 @@ class LeanVerifier(Verifier[LeanConfig]):
         return candidate
 
     def _deadline(self) -> float:
-        return min(self.settings.proof_timeout_s, self.timeout_s * 0.9)
+        return min(self.config.proof_timeout_s, self.timeout_s * 0.9)
 
     async def check(self, statement: Statement, candidate: Candidate) -> Verdict:
-        cfg = self.settings
+        cfg = self.config
         try:
             if cfg.backend == "file":
                 sandbox, tools = self.file_backend()
@@ -122,18 +118,18 @@ class LeanVerifier(Verifier[LeanConfig]):
                 timeouts = (cfg.header_timeout_s, self._deadline())
                 responses = await check_in_pool(self.pool(), statement, candidate, timeouts)
         except (LeanMissing, LeanSetupError) as exc:
-            return Verdict.failed(str(exc))
+            return Verdict.errored(str(exc))
         except CandidateTimeout as exc:  # the time went into the answer: the model's failure
             return Verdict.ok(0.0, reason="timeout", limit="proof_timeout_s", detail=str(exc))
         except (ProofTimeout, TimeoutError) as exc:
             return Verdict(status=Status.TIMEOUT, error=str(exc) or "Lean timed out")
         except (ReplDied, HeaderFailed, StatementFailed, ReplayUnavailable, OSError) as exc:
-            return Verdict.failed(f"{type(exc).__name__}: {exc}")
+            return Verdict.errored(f"{type(exc).__name__}: {exc}")
         return self.verdict(responses, candidate)
 
     def verdict(self, responses: Responses, candidate: Candidate) -> Verdict:
         declared = declared_names(candidate.code)
-        allowed = self.settings.allowed_axioms
+        allowed = self.config.allowed_axioms
         result = judge(
             responses.candidate, responses.audit, candidate.audit_name, allowed, declared
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rl_verifier import after_reasoning
 from rl_verifier_math.config import Extraction
 
 BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -24,7 +25,6 @@ SENTENCE_END = re.compile(r"\.(?=\s|$)")
 PROSE = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}+[ \t,]++[A-Za-z]{2,}+[ \t,]++[A-Za-z]{2}")
 PHRASE_CHARS = 1000  # read after "the answer is"; a longer phrase is not an answer
 LATEX = re.compile(r"\$[^$]*\$|\\[A-Za-z]+(?:\{[^{}]*\})?")
-THINK_END = "</think>"
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,7 @@ class Extracted:
 
 def visible_text(completion: str) -> str:
     """The completion without reasoning that ends with a closing ``</think>``."""
-    cut = completion.rfind(THINK_END)
-    return completion[cut + len(THINK_END) :] if cut >= 0 else completion
+    return after_reasoning(completion)
 
 
 def boxed_contents(text: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rl_verifier import TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier import Preset, PresetRegistrar, TaskSetRegistrar, VerifierRegistrar, hookimpl
 from rl_verifier_math.tasks import arithmetic_tasks
 from rl_verifier_math.verifier import MathVerifier
 
@@ -15,3 +15,8 @@ def register_verifiers(register: VerifierRegistrar) -> None:
 @hookimpl
 def register_task_sets(register: TaskSetRegistrar) -> None:
     register("math-example", arithmetic_tasks)
+
+
+@hookimpl
+def register_presets(register: PresetRegistrar) -> None:
+    register(Preset("Reward math answers that check out", "math", "taskset:math-example"))

@@ -58,15 +58,11 @@ class PytestVerifier(Verifier[PytestConfig]):
         self._bad_tasks: set[str] = set()
 
     @property
-    def settings(self) -> PytestConfig:
-        return self.config
-
-    @property
     def limits(self) -> Limits:
         """One run's limits. Its wall clock never outlasts the sample's own deadline, so a
         slow program is the program's failure (``ok`` 0, ``limit``), never a ``timeout``."""
-        wall = min(self.settings.run_timeout_s, self.sample_budget_s)
-        return Limits(wall_s=wall, cpu_s=wall, memory_bytes=self.settings.memory_mb << 20)
+        wall = min(self.config.run_timeout_s, self.sample_budget_s)
+        return Limits(wall_s=wall, cpu_s=wall, memory_bytes=self.config.memory_mb << 20)
 
     def sandbox(self) -> Sandbox:
         """The sandbox, started on first use; raises ``SandboxUnavailable``."""
@@ -74,7 +70,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             if self._sandbox is None:
                 # The sandbox's uid slots are locked across processes, so scoring
                 # workers never share a uid (limits and cleanup are per uid).
-                self._sandbox = get_sandbox(self.settings.backend, image=self.settings.docker_image)
+                self._sandbox = get_sandbox(self.config.backend, image=self.config.docker_image)
             return self._sandbox
 
     async def open(self) -> None:
@@ -92,7 +88,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             spec = read_reference(task.reference)
         except ReferenceError as exc:
             return self._bad_task(task, exc)
-        settings = self.settings
+        settings = self.config
         code = extract_code(completion.text(), settings.code_block, settings.allow_unfenced)
         if code is None:
             return Verdict.invalid("no Python code block in the completion")
@@ -128,7 +124,7 @@ class PytestVerifier(Verifier[PytestConfig]):
     ) -> Verdict:
         """``ok`` with the reward; ``limit`` names the limit the solution ran into (``wall``,
         ``cpu``, ``memory``, ...), which is its failure, never a ``timeout``."""
-        reward = reward_of(results, expected, self.settings.reward)
+        reward = reward_of(results, expected, self.config.reward)
         if limit is None and timed_out:
             limit = "wall"
         if limit:
@@ -146,7 +142,7 @@ class PytestVerifier(Verifier[PytestConfig]):
     def channel_budget_s(self) -> float:
         """How long a HumanEval conversation may last: the run's wall limit, within the
         sample's own deadline."""
-        return min(self.settings.run_timeout_s, self.sample_budget_s)
+        return min(self.config.run_timeout_s, self.sample_budget_s)
 
     @property
     def sample_budget_s(self) -> float:
@@ -168,8 +164,8 @@ class PytestVerifier(Verifier[PytestConfig]):
             spec,
             code,
             self.limits,
-            split=self.settings.reward == "fraction",
-            stop_on_failure=self.settings.reward == "all_or_nothing",
+            split=self.config.reward == "fraction",
+            stop_on_failure=self.config.reward == "all_or_nothing",
             spawner=sandbox.open_process,
             budget_s=self.channel_budget_s,
         )
@@ -182,7 +178,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         )
 
     def _pytest(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
-        if self.settings.pytest_mode == "single-process":
+        if self.config.pytest_mode == "single-process":
             return self._single_process(spec, code, sandbox)
         self._need_live_processes(sandbox)
         exchange, stderr = run_pytest_file(
@@ -203,7 +199,7 @@ class PytestVerifier(Verifier[PytestConfig]):
 
     def _single_process(self, spec: PytestTask, code: str, sandbox: Sandbox) -> Verdict:
         run = hardened.new_run()
-        job = hardened.build_job(spec, code, run, self.limits, self.settings.guard_returns)
+        job = hardened.build_job(spec, code, run, self.limits, self.config.guard_returns)
         result = sandbox.run(job)
         judgement = hardened.judge(spec, run, result)
         notes = judgement.notes
@@ -232,7 +228,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         )
 
     def _stdio(self, spec: StdioTask, code: str, sandbox: Sandbox) -> Verdict:
-        stop = self.settings.reward == "all_or_nothing"
+        stop = self.config.reward == "all_or_nothing"
         budget = self.sample_budget_s
         results, timed_out, limit = run_cases(spec, code, self.limits, sandbox.run, stop, budget)
         return self._verdict("stdio", results, len(spec.cases), timed_out, limit)

@@ -106,24 +106,19 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
 
     def __init__(self, config: VerifierConfig | Mapping[str, Any] | None = None) -> None:
         super().__init__(config)
-        s = self.settings
+        s = self.config
         self.answer_re = re.compile(s.answer_pattern, re.DOTALL) if s.answer_pattern else None
         self.citation_re = re.compile(s.citation_pattern) if s.citation_pattern else None
         self.weights = Weights(s.answer_weight, s.citation_weight, s.hallucination_penalty)
         self.index: BM25Index | None = None
         self.entails: Entailment | None = None
 
-    @property
-    def settings(self) -> RetrievalConfig:
-        config = self.config
-        return config
-
     async def open(self) -> None:
         self.prepare()
 
     def prepare(self) -> None:
         """Load the corpus index and entailment hook (once)."""
-        s = self.settings
+        s = self.config
         if s.corpus is not None and self.index is None:
             cache = Path(s.cache_dir) if s.cache_dir else None
             self.index = open_corpus_index(Path(s.corpus), cache, s.backend)
@@ -135,10 +130,10 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
         try:
             golds, support, docs = read_reference(task)
         except ReferenceProblem as exc:
-            return Verdict.failed(f"task {task.id}: {exc}")
+            return Verdict.errored(f"task {task.id}: {exc}")
         text = completion.text()
-        if len(text) > self.settings.max_completion_chars:
-            return too_long(len(text), self.settings.max_completion_chars)
+        if len(text) > self.config.max_completion_chars:
+            return too_long(len(text), self.config.max_completion_chars)
         if not text.strip():
             return Verdict.invalid("empty output")
         answer = self.extract_answer(text)
@@ -165,7 +160,7 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
         support: set[str] | None,
         docs: list[Document],
     ) -> Verdict:
-        s = self.settings
+        s = self.config
         match = exact_match if s.answer_match == "exact" else token_f1
         correct = match(answer, golds)
         local = {doc.id: doc for doc in docs}
@@ -210,7 +205,7 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
     def support_rule(
         self, answer: str, golds: list[str], pool: list[Document]
     ) -> Callable[[Document | None], bool]:
-        entails, s = self.entails, self.settings
+        entails, s = self.entails, self.config
 
         def supports(doc: Document | None) -> bool:
             if doc is None:

@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from rl_verifier_retrieval.index import BM25Index, load_corpus
+from rl_verifier_retrieval import BM25Index, load_corpus
 
 CORPUS_ENV = "RLV_SEARCH_CORPUS"
 BUNDLED_CORPUS = Path(__file__).parent / "data" / "corpus.jsonl"

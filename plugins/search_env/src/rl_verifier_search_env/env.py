@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rl_verifier.train import ToolUse, TrainConfig
-from rl_verifier_retrieval.index import BM25Index, tokenize
+from rl_verifier_retrieval import BM25Index, tokenize
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.schema import (
     DEFAULT_K,
@@ -16,6 +16,7 @@ from rl_verifier_search_env.schema import (
     SEARCH_TOOL_SCHEMA,
     SNIPPET_CHARS,
 )
+from rl_verifier_search_env.settings import SearchSettings
 
 __all__ = ["SEARCH_TOOL_SCHEMA", "SYSTEM_PROMPT", "SearchTools", "make_env", "make_search"]
 
@@ -81,6 +82,8 @@ class SearchTools(ToolUse):
         return [SEARCH_TOOL_SCHEMA]
 
 
-def make_env(config: TrainConfig) -> SearchTools:
-    """The environment for a run: ``config.max_turns`` turns over the configured corpus."""
-    return SearchTools(load_index(), max_turns=config.max_turns)
+def make_env(config: TrainConfig, settings: SearchSettings | None = None) -> SearchTools:
+    """The environment for a run: ``config.max_turns`` turns over the configured corpus
+    (``settings.corpus``, else :func:`corpus_source`)."""
+    corpus = settings.corpus if settings is not None else None
+    return SearchTools(load_index(corpus), max_turns=config.max_turns)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rl_verifier import EnvironmentRegistrar, TaskSetRegistrar, hookimpl
+from rl_verifier import EnvironmentRegistrar, Preset, PresetRegistrar, TaskSetRegistrar, hookimpl
+from rl_verifier_search_env.settings import SearchSettings
 
 if TYPE_CHECKING:
     from rl_verifier.train import Environment, TrainConfig
@@ -12,12 +13,12 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_environments(register: EnvironmentRegistrar) -> None:
-    def search_tools(config: TrainConfig) -> Environment:
+    def search_tools(config: TrainConfig, settings: SearchSettings) -> Environment:
         from rl_verifier_search_env.env import make_env
 
-        return make_env(config)
+        return make_env(config, settings)
 
-    register("search_tools", search_tools)
+    register("search_tools", search_tools, settings=SearchSettings)
 
 
 @hookimpl
@@ -26,3 +27,17 @@ def register_task_sets(register: TaskSetRegistrar) -> None:
 
     register("fictopedia", fictopedia_tasks)
     register("search-example", example_tasks)
+
+
+@hookimpl
+def register_presets(register: PresetRegistrar) -> None:
+    # Spans two plugins: shown only while tool_calls is installed too.
+    register(
+        Preset(
+            "Reward cited tool calls and thrift",
+            "tool_calls",
+            "taskset:fictopedia",
+            environment="search_tools",
+            max_turns=4,
+        )
+    )

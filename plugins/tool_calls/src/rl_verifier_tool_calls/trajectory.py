@@ -11,6 +11,7 @@ from rl_verifier import (
     ChatMessage,
     Text,
     ToolCall,
+    after_reasoning,
     content_text,
     openai_tool_calls,
     strip_tool_calls,
@@ -19,7 +20,6 @@ from rl_verifier import (
 
 RESPONSE_RE = re.compile(r"<tool_response>(.*?)</tool_response>", re.DOTALL)
 RESPONSE_TAG = "<tool_response>"
-THINK_END = "</think>"
 TOOL_ROLES = frozenset({"tool", "function", "ipython"})
 
 
@@ -96,6 +96,5 @@ def _from_messages(messages: list[tuple[str, str, Any, Any]]) -> Trajectory:
 
 def final_answer(text: str) -> str:
     """The answer part of an assistant turn: no reasoning, no tool-call blocks."""
-    if THINK_END in text:
-        text = text.rsplit(THINK_END, 1)[1]
+    text = after_reasoning(text)
     return strip_tool_calls(text).strip()

@@ -26,15 +26,9 @@ class ToolCallsVerifier(Verifier[ToolCallsConfig]):
     deterministic = True
     default_timeout_s = 5.0
 
-    @property
-    def settings(self) -> ToolCallsConfig:
-        """``config``, typed."""
-        config = self.config
-        return config
-
     def bounds(self) -> tuple[float, float]:
-        low, high = (0.0, 1.0) if self.settings.mode == "bfcl" else reward_bounds(self.settings)
-        penalty = self.settings.invalid_penalty
+        low, high = (0.0, 1.0) if self.config.mode == "bfcl" else reward_bounds(self.config)
+        penalty = self.config.invalid_penalty
         return (min(low, penalty), max(high, penalty))
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
@@ -52,17 +46,17 @@ class ToolCallsVerifier(Verifier[ToolCallsConfig]):
 
     def _score(self, task: Task, completion: Completion) -> Outcome | str | None:
         """The outcome; a string when the output is empty; None without a gold answer."""
-        if self.settings.mode == "bfcl":
+        if self.config.mode == "bfcl":
             # BFCL's verdict covers every reply, an empty one included (it is "no call").
-            return score_bfcl(completion.completion, task.reference, self.settings.bfcl)
+            return score_bfcl(completion.completion, task.reference, self.config.bfcl)
         trajectory = read_trajectory(completion.completion)
         if trajectory.empty:
             return "empty output: no assistant text and no tool call"
         gold = reference_answers(task.reference)
         if not gold:
             return None
-        tools = tool_validators([*task_tools(task), *self.settings.tools])
-        return score_trajectory(trajectory, tools, gold, self.settings)
+        tools = tool_validators([*task_tools(task), *self.config.tools])
+        return score_trajectory(trajectory, tools, gold, self.config)
 
 
 def task_tools(task: Task) -> list[Any]:

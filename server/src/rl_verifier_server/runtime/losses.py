@@ -47,8 +47,9 @@ position that is not a sampled token is refused. The truncated, detached ratio k
 update bounded however stale the samples are; ``kl_coeff`` adds an estimate of
 KL(sampler || learner) on the sampled tokens (the ``k3`` estimator).
 
-Adding a loss is one function and one ``LOSSES`` entry here, plus its entry in core's
-registry (``rl_verifier.losses``), which a test holds against this table.
+The table is core's (``rl_verifier.losses``, ``get_plugins().losses``): names, inputs and
+``loss_fn_config`` defaults live there once. This module adds only each built-in's
+function (``IMPLEMENTATIONS``); a loss a plugin registers brings its own ``compute``.
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 from torch import Tensor
 
-from rl_verifier import UserError
+from rl_verifier import Loss, UserError, unknown_message
+from rl_verifier.cli_support import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
 
 
 @dataclass
@@ -191,49 +194,55 @@ def _stable_reinforce(
     return LossTerms(loss, ratio=ratio.detach())
 
 
-RL_INPUTS = ("target_tokens", "logprobs", "advantages")
-CLIP_INPUTS = ("clip_low_threshold", "clip_high_threshold")
-SEQUENCE_INPUTS = ("sequence_ratio_mask",)  # inputs of shape [N] that are not per-target
+__all__ = ["CLIP_INPUTS", "RL_INPUTS", "SEQUENCE_INPUTS", "LossDef", "get_loss", "losses"]
 
-LOSSES: dict[str, LossDef] = {
-    loss.name: loss
-    for loss in (
-        LossDef(
-            "cross_entropy", _cross_entropy, ("target_tokens",), ("weights",), multi_target=True
-        ),
-        LossDef("importance_sampling", _importance_sampling, RL_INPUTS),
-        LossDef(
-            "ppo",
-            _ppo,
-            RL_INPUTS,
-            CLIP_INPUTS,
-            {"clip_low_threshold": 0.8, "clip_high_threshold": 1.2},
-        ),
-        LossDef(
-            "cispo",
-            _cispo,
-            RL_INPUTS,
-            CLIP_INPUTS,
-            {"clip_low_threshold": 0.0, "clip_high_threshold": 4.0},
-        ),
-        LossDef("dro", _dro, RL_INPUTS, (), {"beta": 0.05}),
-        LossDef(
-            "gspo",
-            _gspo,
-            RL_INPUTS,
-            (*CLIP_INPUTS, *SEQUENCE_INPUTS),
-            {"clip_low_threshold": 1 - 3e-4, "clip_high_threshold": 1 + 4e-4},
-        ),
-        LossDef(
-            "stable_reinforce",
-            _stable_reinforce,
-            ("target_tokens", "advantages"),
-            ("logprobs",),
-            {"kl_coeff": 0.0},
-            derived=("sampled", "drawn_logprobs"),
-        ),
-    )
+IMPLEMENTATIONS: dict[str, LossFn] = {
+    "cross_entropy": _cross_entropy,
+    "importance_sampling": _importance_sampling,
+    "ppo": _ppo,
+    "cispo": _cispo,
+    "dro": _dro,
+    "gspo": _gspo,
+    "stable_reinforce": _stable_reinforce,
 }
+
+
+def _plugin_fn(compute: Callable[..., object]) -> LossFn:
+    """A plugin's ``compute``, which may return the per-position loss tensor alone."""
+
+    def fn(lp: Tensor, inputs: Mapping[str, Tensor], config: Mapping[str, float]) -> LossTerms:
+        out = compute(lp, inputs, config)
+        return out if isinstance(out, LossTerms) else LossTerms(elementwise=cast(Tensor, out))
+
+    return fn
+
+
+def served(loss: Loss) -> LossDef | None:
+    """How this server runs ``loss`` (None: it has no implementation here)."""
+    fn = _plugin_fn(loss.compute) if loss.compute is not None else IMPLEMENTATIONS.get(loss.name)
+    if fn is None:
+        return None
+    return LossDef(
+        loss.name,
+        fn,
+        loss.required,
+        loss.optional,
+        loss.config,
+        multi_target=loss.multi_target,
+        derived=loss.derived,
+    )
+
+
+def losses() -> dict[str, LossDef]:
+    """Every registered loss this server can run, by name."""
+    table = {loss.name: served(loss) for loss in loss_table().values()}
+    return {name: loss for name, loss in table.items() if loss is not None}
+
+
+def __getattr__(name: str) -> object:
+    if name == "LOSSES":  # the name this table had before core's registry held it
+        return losses()
+    raise AttributeError(name)
 
 
 # The SDK's LossFnType also names "custom": a loss traced on the client and uploaded with
@@ -243,11 +252,9 @@ CLIENT_SIDE = {"custom": "forward_backward_custom runs on the client with this s
 
 
 def get_loss(name: str) -> LossDef:
-    loss = LOSSES.get(name)
     if name in CLIENT_SIDE:
         raise UserError(f"loss function '{name}' is not run by this server: {CLIENT_SIDE[name]}")
-    if loss is None:
-        raise UserError(
-            f"unknown loss function '{name}'; this server supports: {', '.join(LOSSES)}"
-        )
-    return loss
+    table = losses()
+    if name not in table:
+        raise UserError(unknown_message("loss function", name, list(table)))
+    return table[name]

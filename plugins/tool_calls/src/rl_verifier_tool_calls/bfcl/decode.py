@@ -11,6 +11,7 @@ from rl_verifier import (
     CallSyntaxError,
     Text,
     ToolCall,
+    after_reasoning,
     content_text,
     message_tool_calls,
     parse_bfcl_json_calls,
@@ -20,7 +21,6 @@ from rl_verifier_tool_calls.bfcl.categories import Language
 from rl_verifier_tool_calls.bfcl.checker import Call
 from rl_verifier_tool_calls.bfcl.sourcecalls import java_calls, javascript_calls
 
-THINK_END = "</think>"
 FENCE_RE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 
 
@@ -81,8 +81,7 @@ def last_reply(completion: Text) -> Reply:
         else:
             return Reply()
         text, message = content_text(last.content), last.model_extra or NO_EXTRA
-    if THINK_END in text:
-        text = text.rsplit(THINK_END, 1)[1]
+    text = after_reasoning(text)
     return Reply(text, message)
 
 

@@ -1,0 +1,19 @@
+"""The ``search_tools`` environment's settings: ``environment_config`` in a training TOML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SearchSettings(BaseModel):
+    """``[environment_config]`` of a run with ``environment = "search_tools"``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: Path | None = Field(
+        default=None,
+        description="A JSONL corpus or a saved BM25 index folder; default: "
+        "$RLV_SEARCH_CORPUS, else the bundled fictopedia corpus.",
+    )
