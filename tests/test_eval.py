@@ -184,3 +184,16 @@ def test_kill_9_at_a_random_point_then_resume(tmp_path: Path) -> None:
     keys = [(r["task_id"], r["sample_index"]) for r in rows(samples)]
     assert sorted(keys) == sorted((f"t{t}", i) for t in range(3) for i in range(4)), point
     assert json.loads((out / "summary.json").read_text())["overall"]["samples"] == 12
+
+
+def test_every_option_of_rlv_eval_is_documented() -> None:
+    import click
+
+    from rl_verifier.evaluation.command import compare_command, eval_command
+
+    text = (ROOT / "docs" / "eval.md").read_text()
+    for command in (eval_command, compare_command):
+        for param in command.params:
+            if isinstance(param, click.Option):
+                for opt in param.opts:
+                    assert re.search(rf"`{re.escape(opt)}[ `]", text), f"{opt} not in eval.md"

@@ -2,9 +2,8 @@
 
 ``vf-eval`` (v1's own eval entry point, unmodified) runs our taskset end to end: its
 ``null`` chat harness (a uv script using the official ``openai`` client) talks through
-v1's interception server to a small OpenAI-compatible server written here (real HTTP;
-``rlv serve`` has no ``/v1/chat/completions`` on this branch). That server is the one
-stand-in: it replies with what each prompt asks for, so the statuses are known.
+v1's interception server to ``rlv serve``'s OpenAI-compatible ``/v1`` with SmolLM2. The
+uv script's packages come from wheels downloaded at set-up; nothing is downloaded here.
 """
 
 from __future__ import annotations
@@ -12,13 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +24,7 @@ from rlv_plugin_site import env_with_behaviour
 from rlv_test_verifiers import Behaviour
 from verifiers.v1.utils.loaders import load_taskset, taskset_config_type
 
-from rl_verifier import UserError, Verifier
+from rl_verifier import Scorer, Task, UserError, Verifier
 from rl_verifier.integrations.prime_verifiers import (
     VerifierTask,
     VerifierTaskData,
@@ -37,16 +32,17 @@ from rl_verifier.integrations.prime_verifiers import (
     VerifierUnfinished,
     reward_function,
 )
+from rl_verifier_server import smollm2
+from rl_verifier_server.launch import LocalServer
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 TASKSET_ID = "rl-verifier-tasks"
-TASKS = [
-    {"id": "right", "prompt": "Reply: <answer>Paris</answer>", "verifier": "exact_match",
-     "reference": {"answer": "Paris"}},
-    {"id": "wrong", "prompt": "Reply: <answer>Lyon</answer>", "verifier": "exact_match",
-     "reference": {"answer": "Paris"}},
-    {"id": "hang", "prompt": "Reply: spin", "verifier": "behaviour"},
-    {"id": "broken", "prompt": "Reply: raise", "verifier": "behaviour"},
+SMOLLM2 = smollm2.SMOLLM2_NAME
+ASK = "What is the capital of France? Reply as <answer>CITY</answer>."
+SMOLLM2_TASKS = [
+    {"id": "capital", "prompt": ASK, "verifier": "exact_match", "reference": {"answer": "Paris"}},
+    {"id": "broken", "prompt": ASK, "verifier": "exact_match"},  # no reference: error
+    {"id": "hang", "prompt": ASK, "verifier": "behaviour", "reference": {"behave": "spin"}},
 ]  # fmt: skip
 
 
@@ -115,78 +111,44 @@ def test_scoring_off_the_main_thread_and_inside_a_running_loop(
         func.scorer.close()
 
 
-class ChatCompletions(BaseHTTPRequestHandler):
-    """``POST /v1/chat/completions`` (plain or streamed): replies with the text after
-    'Reply: ' in the last message."""
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        asked = str(body["messages"][-1]["content"])
-        text = asked.rsplit("Reply: ", 1)[-1] if "Reply: " in asked else "?"
-        head = {"id": "chatcmpl-test", "created": int(time.time()), "model": body["model"]}
-        usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
-        if not body.get("stream"):
-            message = {"role": "assistant", "content": text}
-            choice = {"index": 0, "message": message, "finish_reason": "stop"}
-            self.send(
-                "application/json",
-                json.dumps(
-                    {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
-                ),
-            )
-            return
-        chunk = {**head, "object": "chat.completion.chunk"}
-        events = [
-            {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
-            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-            {**chunk, "choices": [], "usage": usage},
-        ]
-        lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
-        self.send("text/event-stream", "".join(lines))
-
-    def send(self, kind: str, text: str) -> None:
-        data = text.encode()
-        self.send_response(200)
-        self.send_header("content-type", kind)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        return None
+@pytest.fixture(scope="module")
+def smollm2_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``rlv serve`` with SmolLM2-135M-Instruct: its OpenAI-compatible base URL."""
+    if not smollm2.is_available():
+        pytest.fail(f"SmolLM2 is part of the test set-up: {smollm2.INSTALL_HINT}")
+    smollm2.ensure_smollm2()
+    data = tmp_path_factory.mktemp("serve")
+    with LocalServer(data, preload=(SMOLLM2,), log_path=data / "server.log") as running:
+        yield f"{running.url}/v1"
 
 
-@pytest.fixture
-def chat_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatCompletions)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-
-
-def test_the_chat_server_speaks_openai(chat_server: str) -> None:
-    from openai import OpenAI
-
-    client = OpenAI(base_url=chat_server, api_key="test")
-    messages = [{"role": "user", "content": "Reply: 42"}]
-    done = client.chat.completions.create(model="scripted", messages=messages)  # type: ignore[arg-type]
-    assert done.choices[0].message.content == "42"
-    chunks = client.chat.completions.create(model="scripted", messages=messages, stream=True)  # type: ignore[arg-type]
-    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "42"
+def offline_uv(folder: Path) -> dict[str, str]:
+    """uv settings that install v1's chat script from the wheels ``make`` downloaded at
+    set-up (tools/vf_script_wheels.py) into a fresh cache; any download fails."""
+    wheels = Path(os.environ.get("RLV_VF_WHEELS", Path(sys.prefix) / "wheels" / "vf-chat"))
+    if not (wheels / "requirements.txt").exists():
+        pytest.fail(f"no wheels for v1's chat script in {wheels}: run make install "
+                    "(python tools/vf_script_wheels.py DIR; RLV_VF_WHEELS=DIR)")  # fmt: skip
+    (folder / "empty-index").mkdir(parents=True)
+    blocked = "http://127.0.0.1:9"  # a closed port: a download attempt fails the run
+    return {
+        "UV_CACHE_DIR": str(folder / "uv-cache"),
+        "UV_DEFAULT_INDEX": (folder / "empty-index").as_uri(),
+        "UV_FIND_LINKS": str(wheels),
+        "UV_PYTHON_DOWNLOADS": "never",
+        "HTTPS_PROXY": blocked, "HTTP_PROXY": blocked, "https_proxy": blocked,
+        "http_proxy": blocked, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+    }  # fmt: skip
 
 
 @pytest.mark.slow
-def test_vf_eval_runs_our_taskset_end_to_end(chat_server: str, tmp_path: Path) -> None:
-    uv = shutil.which(
-        "uv", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    )
-    if uv is None:
-        pytest.skip("v1's chat harness runs as a uv script; uv is not installed")
+def test_vf_eval_runs_our_taskset_against_smollm2(smollm2_server: str, tmp_path: Path) -> None:
+    """v1's own ``vf-eval`` and chat harness, its client pointed at ``rlv serve``'s /v1 with
+    SmolLM2: judged replies get our scorer's reward; a verifier error or timeout is an
+    error on the rollout, never a reward of 0."""
+    uv = Path(sys.executable).with_name("uv")
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps(t) + "\n" for t in TASKS))
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in SMOLLM2_TASKS))
     config = {
         "env": {
             "taskset": {
@@ -196,8 +158,9 @@ def test_vf_eval_runs_our_taskset_end_to_end(chat_server: str, tmp_path: Path) -
             },
             "agent": {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}},
         },
-        "model": "scripted",
-        "client": {"base_url": chat_server, "api_key_var": "RLV_TEST_KEY"},
+        "model": SMOLLM2,
+        "client": {"base_url": smollm2_server, "api_key_var": "RLV_TEST_KEY"},
+        "sampling": {"max_tokens": 12, "temperature": 0.7},
         "num_rollouts": 1,
         "rich": None,
         "push": False,
@@ -205,16 +168,12 @@ def test_vf_eval_runs_our_taskset_end_to_end(chat_server: str, tmp_path: Path) -
     }
     (tmp_path / "eval.json").write_text(json.dumps(config))
     env = env_with_behaviour(tmp_path / "site")
-    env.update(RLV_TEST_KEY="test", PATH=f"{Path(uv).parent}{os.pathsep}{env['PATH']}")
-    vf_eval = Path(sys.executable).with_name("vf-eval")
-    done = subprocess.run(
-        [str(vf_eval), "@", str(tmp_path / "eval.json")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    env.update(
+        offline_uv(tmp_path), RLV_TEST_KEY="local", PATH=f"{uv.parent}{os.pathsep}{env['PATH']}"
     )
+    vf_eval = Path(sys.executable).with_name("vf-eval")
+    done = subprocess.run([str(vf_eval), "@", str(tmp_path / "eval.json")], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     [path] = list((tmp_path / "out").rglob("traces.jsonl"))
     traces = {}
@@ -222,15 +181,19 @@ def test_vf_eval_runs_our_taskset_end_to_end(chat_server: str, tmp_path: Path) -
         record = json.loads(line)
         for trace in record.get("traces", [record]):
             traces[trace["task"]["data"]["id"]] = trace
-    assert set(traces) == {t["id"] for t in TASKS}
-    right, wrong, hang, broken = (traces[t["id"]] for t in TASKS)
-    assert right["ok"] and right["rewards"]["rlv"]["score"] == 1.0
-    assert wrong["ok"] and wrong["rewards"]["rlv"]["score"] == 0.0
-    assert right["metrics"]["rlv/judged"] == wrong["metrics"]["rlv/judged"] == 1.0
-    # not a reward of 0: an error on the rollout, the reward left unscored
-    for failed in (hang, broken):
+    assert set(traces) == {t["id"] for t in SMOLLM2_TASKS}
+    judged = traces["capital"]
+    replies = [n["message"] for n in judged["nodes"] if n["message"]["role"] == "assistant"]
+    assert judged["calls"][-1]["model"] == SMOLLM2  # SmolLM2 answered, through v1's proxy
+    ours = Scorer(None, executor="inline").score(Task.model_validate(SMOLLM2_TASKS[0]),
+                                                 replies[-1]["content"])  # fmt: skip
+    assert ours.status.judged and judged["rewards"]["rlv"]["score"] == ours.reward
+    assert judged["ok"] and judged["metrics"]["rlv/judged"] == 1.0
+    broken, hang = traces["broken"], traces["hang"]
+    for failed in (hang, broken):  # an error on the rollout, the reward left unscored
         assert not failed["ok"] and failed["rewards"]["rlv"] is None
         assert failed["errors"][-1]["type"] == "TaskError"
+        assert failed["metrics"]["rlv/judged"] == 0.0
     assert hang["is_timeout"] and hang["stop_condition"] == "scoring_timeout"
     assert "rl-verifier timeout" in hang["errors"][-1]["message"]
     assert "rl-verifier error" in broken["errors"][-1]["message"]

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import tinker
 from rlv_contexts import in_running_loop, on_thread
+from rlv_group_verifiers import ShortestFirst
 from rlv_test_verifiers import Behaviour, OpenFails
 from tinker_cookbook import renderers
 from tinker_cookbook.completers import TokensWithLogprobs
@@ -113,6 +114,26 @@ def test_timeouts_are_masked_and_neutral_in_the_cookbooks_own_data_processing(
     assert masks[0].sum() > 0 and masks[2].sum() > 0
     assert masks[1].sum() == 0 and masks[3].sum() == 0  # nothing of theirs trains
     assert weights[1].abs().sum() == 0 and weights[3].abs().sum() == 0
+
+
+def test_cookbook_group_rewards_come_from_one_group_call(
+    register_verifier: Register,
+    tokenizer: Any,
+) -> None:
+    register_verifier(ShortestFirst)
+    renderer = renderers.get_renderer(RENDERER, tokenizer)
+    task = Task(id="t", prompt="Say hi.")
+    with Scorer("shortest_first", executor="inline") as scorer:
+        builder = VerifierGroupBuilder(task, scorer, renderer, group_size=3)
+        envs = asyncio.run(builder.make_envs())
+        runs = [
+            rollout(env, text, tokenizer)
+            for env, text in zip(envs, ["hello", "hi", "hey"], strict=True)
+        ]
+        assert [result.reward for _, result in runs] == [0.0, 0.0, 0.0]  # judged as a group
+        finals = asyncio.run(builder.compute_group_rewards([t for t, _ in runs], envs))
+    assert [reward for reward, _ in finals] == [0.0, 1.0, 0.5]
+    assert finals[1][1]["rlv/status/ok"] == 1.0
 
 
 def test_env_steps_off_the_main_thread_and_inside_a_running_loop(

@@ -14,6 +14,7 @@ import pytest
 
 import rl_verifier
 import rl_verifier.cli_support
+import rl_verifier.internal
 import rl_verifier.train
 import rl_verifier_sandbox
 
@@ -25,6 +26,9 @@ PUBLIC_MODULES = {
     "rl_verifier.cli_support": set(rl_verifier.cli_support.__all__),
     "rl_verifier_sandbox": set(rl_verifier_sandbox.__all__),
 }
+# What only this repository's packages share: open to them, never to users' code (the docs'
+# examples, the generated training script).
+OUR_PACKAGES_ONLY = {"rl_verifier.internal": set(rl_verifier.internal.__all__)}
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "src").is_dir())
 # The trainer adapters: each module is public as a whole, for trainer users (docs/integrations).
 INTEGRATIONS: dict[str, set[str] | None] = {
@@ -59,10 +63,12 @@ def plugin_packages() -> dict[str, set[str] | None]:
     return found
 
 
-def private_imports(path: Path, text: str, own: str) -> list[str]:
-    """Each import in ``text`` of a name another package of ours does not make public."""
+def private_imports(path: Path, text: str, own: str, ours: bool = True) -> list[str]:
+    """Each import in ``text`` of a name another package of ours does not make public;
+    ``ours`` is false for users' code, which may not use ``rl_verifier.internal``."""
     packages = plugin_packages()
-    public_modules = {**PUBLIC_MODULES, **packages, **INTEGRATIONS}
+    internal = OUR_PACKAGES_ONLY if ours else {}
+    public_modules = {**PUBLIC_MODULES, **internal, **packages, **INTEGRATIONS}
     repository = {"rl_verifier", "rl_verifier_sandbox", *packages}
     problems = []
     for line, module, names in imports_of_text(text, str(path), own):
@@ -103,19 +109,23 @@ def test_imports_only_public_names_of_other_packages(client: Path) -> None:
     for path in sorted((client / "src").rglob("*.py")):
         for line, module, names in imports_of(path, package):
             where = f"{path.relative_to(ROOT)}:{line}"
-            problems += import_problems(where, module, names, PUBLIC_MODULES)
+            problems += import_problems(
+                where, module, names, {**PUBLIC_MODULES, **OUR_PACKAGES_ONLY}
+            )
     assert not problems, "\n".join(problems)
+
+
+def plugin_problems(plugin: Path, folder: str) -> list[str]:
+    """Private imports in one folder (``src`` or ``tests``) of a plugin."""
+    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
+    paths = sorted((plugin / folder).rglob("*.py"))
+    return [p for path in paths for p in private_imports(path, path.read_text(), package)]
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
 def test_plugins_import_only_public_names_of_other_plugins(plugin: Path) -> None:
-    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
-    problems = [
-        problem
-        for path in sorted((plugin / "src").rglob("*.py"))
-        for problem in private_imports(path, path.read_text(), package)
-        if "rl_verifier_" in problem.split(": ", 1)[1]  # the core's names: the test above
-    ]
+    # the core's and the sandbox's names: test_imports_only_public_names_of_other_packages
+    problems = [p for p in plugin_problems(plugin, "src") if "rl_verifier_" in p.split(": ", 1)[1]]
     assert not problems, "\n".join(problems)
 
 
@@ -126,11 +136,9 @@ PLUGIN_TEST_EXCEPTIONS = {("lean", "rl_verifier_sandbox.slots"), ("lean", "cgrou
 @pytest.mark.parametrize("plugin", PLUGINS, ids=[p.name for p in PLUGINS])
 def test_plugin_tests_import_only_public_names(plugin: Path) -> None:
     """A plugin's tests are a client too: what they import, a third party's tests can."""
-    [package] = [p.parent.name for p in (plugin / "src").glob("*/__init__.py")]
     problems = [
         problem
-        for path in sorted((plugin / "tests").rglob("*.py"))
-        for problem in private_imports(path, path.read_text(), package)
+        for problem in plugin_problems(plugin, "tests")
         if (plugin.name, problem.split()[-1]) not in PLUGIN_TEST_EXCEPTIONS
     ]
     assert not problems, "\n".join(problems)
@@ -141,7 +149,7 @@ def test_docs_code_blocks_import_only_public_names() -> None:
     for page in sorted((ROOT / "docs").rglob("*.md")):
         for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
             try:
-                problems += private_imports(page, block, own="")
+                problems += private_imports(page, block, own="", ours=False)
             except SyntaxError:
                 continue  # a fragment, not a program
     assert not problems, "\n".join(problems)
@@ -153,7 +161,7 @@ def test_the_generated_training_script_imports_only_public_names() -> None:
     for standalone in (False, True):
         request = BuildRequest(verifier="format", model="rlv/tiny-chat", standalone=standalone)
         script, _, _ = render_loop(request)
-        problems = private_imports(ROOT / "train_format.py", script, own="")
+        problems = private_imports(ROOT / "train_format.py", script, own="", ours=False)
         assert not problems, "\n".join(problems)
 
 
@@ -171,8 +179,24 @@ def test_a_plugins_folder_distribution_import_and_entry_point_share_one_name(
     }
 
 
+def test_users_code_may_not_import_the_internal_module() -> None:
+    code = "from rl_verifier.internal import Registry\nfrom rl_verifier import Verifier\n"
+    assert private_imports(ROOT / "example.py", code, own="", ours=False) == [
+        "example.py:1: imports private module rl_verifier.internal"
+    ]
+    assert private_imports(ROOT / "example.py", code, own="") == []
+
+
+def test_names_moved_to_internal_still_import_from_the_top_with_a_warning() -> None:
+    for name in rl_verifier.internal.__all__:
+        assert name not in rl_verifier.__all__
+        with pytest.warns(DeprecationWarning, match="rl_verifier.internal"):
+            assert getattr(rl_verifier, name) is getattr(rl_verifier.internal, name)
+
+
 def test_every_public_name_exists() -> None:
-    for module in (rl_verifier, rl_verifier.train, rl_verifier.cli_support, rl_verifier_sandbox):
+    modules = (rl_verifier, rl_verifier.train, rl_verifier.cli_support, rl_verifier.internal)
+    for module in (*modules, rl_verifier_sandbox):
         for name in module.__all__:
             assert getattr(module, name, None) is not None, f"{module.__name__}.{name}"
 
@@ -181,6 +205,7 @@ def test_every_public_name_is_documented() -> None:
     pages = {
         rl_verifier: ROOT / "docs/python-api.md",
         rl_verifier.cli_support: ROOT / "docs/python-api.md",
+        rl_verifier.internal: ROOT / "docs/python-api.md",
     }
     for module, page in pages.items():
         spans = re.findall(r"`([^`\n]+)`", page.read_text())
@@ -319,3 +344,9 @@ def test_the_builtin_verifiers_do_not_load_the_training_package() -> None:
     loaded = reachable(import_graph(), "rl_verifier.builtin")
     assert "rl_verifier.contracts" in loaded
     assert not {m for m in loaded if m.startswith("rl_verifier.train")}
+
+
+def test_verdict_failed_is_errored_under_its_deprecated_name() -> None:
+    with pytest.warns(DeprecationWarning, match="Verdict.errored"):
+        verdict = rl_verifier.Verdict.failed("checker crashed")
+    assert verdict == rl_verifier.Verdict.errored("checker crashed")

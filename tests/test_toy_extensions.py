@@ -205,3 +205,14 @@ def test_unknown_names_share_one_message(toy: Any) -> None:
     for registry in plugins.registries().values():
         with pytest.raises(UserError, match=rf"^unknown {registry.kind} 'nope'; known are: "):
             registry.get("nope")
+
+
+def test_a_plugins_sandbox_backend_is_a_doctor_choice(toy: Any) -> None:
+    from click.testing import CliRunner
+
+    group = click.Group()
+    get_plugins().add_commands(group)  # as `rlv` adds them
+    shown = CliRunner().invoke(group, ["sandbox", "doctor", "--help"])
+    assert "toy_box" in shown.output
+    refused = CliRunner().invoke(group, ["sandbox", "doctor", "--backend", "nope"])
+    assert refused.exit_code == 2 and "toy_box" in refused.output

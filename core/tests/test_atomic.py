@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier import publish_directory, replace_directory
+from rl_verifier import publish_directory
+from rl_verifier.internal import replace_directory
 
 
 def folder(path: Path, **files: str) -> Path:

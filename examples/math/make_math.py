@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import write_text
+from rl_verifier.internal import write_text
 from rl_verifier_math import arithmetic_tasks
 
 HERE = Path(__file__).parent

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import write_text
+from rl_verifier.internal import write_text
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.env import make_search
 from rl_verifier_search_env.fictopedia import fictopedia_tasks

@@ -3,11 +3,15 @@
 The names below are the public API: plugins and programs import from here (and from
 ``rl_verifier.testing`` for tests, ``rl_verifier.train`` for training environments,
 ``rl_verifier.cli_support`` for commands added to ``rlv``). The modules behind them are
-private and may change.
+private and may change; ``rl_verifier.internal`` holds what only this repository's own
+packages share.
 """
 
+import warnings
+from typing import Any
+
 from rl_verifier.answers import normalise_answer, reference_answers
-from rl_verifier.atomic import publish_directory, replace_directory, write_text
+from rl_verifier.atomic import publish_directory
 from rl_verifier.contracts import (
     ChatMessage,
     Completion,
@@ -38,38 +42,37 @@ from rl_verifier.losses import Loss
 from rl_verifier.losses import register_loss as register_loss  # deprecated: register_losses
 from rl_verifier.piped import PipedProcess
 from rl_verifier.python_source import parse_python
-from rl_verifier.registry import Entry, Registry, unknown_message
 from rl_verifier.resolve import reward_for
 from rl_verifier.reward import Reward
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.text import after_reasoning
-from rl_verifier.toolcalls import (
-    OPEN_TAG,
-    UNTERMINATED,
-    CallSyntaxError,
-    ToolCall,
-    bracketed,
-    message_tool_calls,
-    openai_tool_calls,
-    parse_bfcl_json_calls,
-    parse_python_calls,
-    parse_tool_calls,
-    strip_tool_calls,
-    tagged_tool_calls,
-)
+from rl_verifier.toolcalls import ToolCall, parse_tool_calls
+from rl_verifier.verdict_cache import DiskStore, VerdictCache
 from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
 
+def __getattr__(name: str) -> Any:
+    """The names moved to ``rl_verifier.internal`` (exported here before the public API
+    was split by audience), still importable here with a warning."""
+    from rl_verifier import internal
+
+    if name in internal.__all__:
+        warnings.warn(
+            f"rl_verifier.{name} is internal now: import it from rl_verifier.internal",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(internal, name)
+    raise AttributeError(f"module 'rl_verifier' has no attribute {name!r}")
+
+
 __all__ = [
-    "OPEN_TAG",
-    "UNTERMINATED",
     "BatchResult",
-    "CallSyntaxError",
     "ChatMessage",
     "Completion",
     "CompletionLike",
-    "Entry",
+    "DiskStore",
     "EnvironmentFactory",
     "EnvironmentRegistrar",
     "Executor",
@@ -81,7 +84,6 @@ __all__ = [
     "PresetRegistrar",
     "ProcessExecutor",
     "Regex",
-    "Registry",
     "Reward",
     "RewardProtocol",
     "RewardProtocolRegistrar",
@@ -98,31 +100,22 @@ __all__ = [
     "ToolCall",
     "UserError",
     "Verdict",
+    "VerdictCache",
     "Verifier",
     "VerifierConfig",
     "VerifierRef",
     "VerifierRegistrar",
     "__version__",
     "after_reasoning",
-    "bracketed",
     "completion_text",
     "content_text",
     "hookimpl",
     "make_executor",
-    "message_tool_calls",
     "normalise_answer",
-    "openai_tool_calls",
-    "parse_bfcl_json_calls",
     "parse_python",
-    "parse_python_calls",
     "parse_tool_calls",
     "publish_directory",
     "reference_answers",
-    "replace_directory",
     "reward_for",
     "score_batch",
-    "strip_tool_calls",
-    "tagged_tool_calls",
-    "unknown_message",
-    "write_text",
 ]

@@ -262,8 +262,11 @@ def verify(
     for name, version, settings in sorted({provenance_key(reward) for reward, _ in jobs}):
         log.info("verifier %s %s, settings %s", name, version, settings)
     finished: list[tuple[Reward, Score]] = []
+    context: list[tuple[Reward, Sample]] = []
     if resume:
         resumed = resume_partial(out_path, jobs)
+        kept = {(score.task_id, score.sample_index) for _, score in resumed.finished}
+        context = [(r, s) for r, s in jobs if r.groups and (s.task.id, s.index) in kept]
         finished, jobs = resumed.finished, resumed.todo
         say(
             f"resuming: {len(finished)} rows kept from {partial_path(out_path)}, "
@@ -294,7 +297,7 @@ def verify(
 
             chosen = make_executor(executor, workers, ray_address)  # type: ignore[arg-type]
             log.info("scoring %d samples (%s executor) -> %s", len(jobs), executor, out_path)
-            result = asyncio.run(score_batch(jobs, chosen, write, finished))
+            result = asyncio.run(score_batch(jobs, chosen, write, finished, context=context))
     except KeyboardInterrupt:
         if not to_stdout:
             click.echo(

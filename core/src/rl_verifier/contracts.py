@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -162,6 +163,9 @@ class Verdict(BaseModel):
     @classmethod
     def failed(cls, message: str, **info: Any) -> Verdict:
         """Deprecated name of ``errored`` (it yields status ``error``, not a failed check)."""
+        warnings.warn(
+            "Verdict.failed is deprecated: use Verdict.errored", DeprecationWarning, stacklevel=2
+        )
         return cls.errored(message, **info)
 
     @field_validator("reward")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +21,7 @@ from rl_verifier.verdict_cache import (
     task_digest,
     verdict_key,
 )
-from rl_verifier.verifier import Verifier
+from rl_verifier.verifier import GroupOnly, Verifier
 
 TASK_DIGESTS = 4096  # tasks whose digest the engine keeps (each holds its task alive)
 
@@ -147,7 +148,62 @@ class ScoringEngine:
         cache.put(key, verifier.name, judged.verdict, judged.elapsed_s)
         return Cached(settle(verifier, judged.verdict), judged.elapsed_s), False
 
+    async def _judge_group(self, verifier: Verifier, samples: Sequence[Sample]) -> list[Cached]:
+        """One group verifier's verdicts (penalties applied) for a task's samples; each
+        carries the group's time. Never cached here: a group verifier caches its own calls."""
+        start = time.perf_counter()
+        if len(samples) < verifier.min_group_size:
+            problem = GroupOnly(verifier.name, len(samples), verifier.min_group_size)
+            return [Cached(Verdict.errored(str(problem)), 0.0)] * len(samples)
+        task = samples[0].task
+        async with contextlib.AsyncExitStack() as stack:
+            limit = self._limit(verifier)
+            if limit is not None:
+                await stack.enter_async_context(limit)
+            verdicts = await self.executor.run_group(
+                verifier, task, [s.completion for s in samples]
+            )
+        elapsed = time.perf_counter() - start
+        return [Cached(settle(verifier, v), elapsed) for v in verdicts]
+
+    async def score_group(
+        self, reward: Reward, samples: Sequence[Sample], emit: int = 0
+    ) -> list[Score]:
+        """Score a task's samples together: each group verifier of ``reward`` judges them
+        all at once, every other verifier each sample alone. ``emit``: how many leading
+        samples only join the group (scored before, in a resumed run) and get no score."""
+        names = reward.names
+
+        async def part(name: str) -> list[Cached]:
+            verifier = reward.verifiers[name]
+            if verifier.group:
+                return await self._judge_group(verifier, samples)
+            version = reward.versions[name]
+            judged = await asyncio.gather(
+                *(self._judge(verifier, version, s) for s in samples[emit:])
+            )
+            return [Cached(Verdict(), 0.0)] * emit + [j for j, _ in judged]
+
+        parts = await asyncio.gather(*(part(n) for n in names))
+        scores = []
+        for position in range(emit, len(samples)):
+            sample = samples[position]
+            judged = [p[position] for p in parts]
+            elapsed = max(j.elapsed_s for j in judged)
+            by_name = {n: j.verdict for n, j in zip(names, judged, strict=True)}
+            for name, verdict in by_name.items() if self.keep_scores else ():
+                self.record.scores.setdefault(name, []).append(
+                    make_score(sample, verdict, reward.ref, elapsed)
+                )
+            scores.append(make_score(sample, reward.combine(by_name), reward.ref, elapsed))
+        return scores
+
     async def score_one(self, reward: Reward, sample: Sample) -> Score:
+        """Score one sample alone (a group verifier in ``reward`` gives ``error``: it
+        needs the task's other completions; use ``score_group``)."""
+        if reward.groups:
+            [score] = await self.score_group(reward, [sample])
+            return score
         names = reward.names
         if len(names) == 1:  # no gather: one task less per sample
             [name] = names
@@ -170,21 +226,28 @@ class ScoringEngine:
         self,
         samples: Iterable[tuple[Reward, Sample]],
         on_score: Callable[[Score], None] | None = None,
+        context: Iterable[tuple[Reward, Sample]] = (),
     ) -> list[Score]:
         """Score every sample; results come back in input order, ``on_score`` sees
-        each as it finishes."""
-        queue = list(enumerate(samples))
-        results: list[Score | None] = [None] * len(queue)
-        cursor = iter(queue)
+        each as it finishes. Samples of one task under a reward with a group verifier are
+        scored as one group; ``context`` holds such samples scored earlier (a resumed
+        run): they join their task's group but get no score again."""
+        units = group_units(list(samples), context)
+        results: list[Score | None] = [None] * sum(len(u.positions) for u in units)
+        cursor = iter(units)
 
         async def lane() -> None:
-            for position, (reward, sample) in cursor:
-                score = await self.score_one(reward, sample)
-                results[position] = score
-                if on_score is not None:
-                    on_score(score)
+            for unit in cursor:
+                if unit.reward.groups:
+                    scores = await self.score_group(unit.reward, unit.samples, unit.emit)
+                else:
+                    scores = [await self.score_one(unit.reward, unit.samples[0])]
+                for position, score in zip(unit.positions, scores, strict=True):
+                    results[position] = score
+                    if on_score is not None:
+                        on_score(score)
 
-        lanes = min(self.max_in_flight, len(queue)) or 1
+        lanes = min(self.max_in_flight, len(units)) or 1
         await asyncio.gather(*(lane() for _ in range(lanes)))
         return [s for s in results if s is not None]
 
@@ -204,6 +267,42 @@ class ScoringEngine:
             prefix = "" if len(verifiers) == 1 else f"{name}."
             metrics.update({prefix + key: value for key, value in figures.items()})
         return metrics
+
+
+@dataclass
+class Unit:
+    """What one lane scores at once: one sample, or a task's group under a group reward
+    (``emit`` leading samples of which are context only); ``positions`` in the input."""
+
+    reward: Reward
+    samples: list[Sample]
+    positions: list[int]
+    emit: int = 0
+
+
+def group_units(
+    jobs: Sequence[tuple[Reward, Sample]], context: Iterable[tuple[Reward, Sample]] = ()
+) -> list[Unit]:
+    """Jobs in units, in order of first appearance: a sample alone, or, under a reward with
+    a group verifier, every sample of its task (by reward and task id)."""
+    units: list[Unit] = []
+    groups: dict[tuple[int, str], Unit] = {}
+    for reward, sample in context:
+        if reward.groups:
+            earlier = groups.setdefault((id(reward), sample.task.id), Unit(reward, [], []))
+            earlier.samples.append(sample)
+            earlier.emit += 1
+    for position, (reward, sample) in enumerate(jobs):
+        if not reward.groups:
+            units.append(Unit(reward, [sample], [position]))
+            continue
+        key = (id(reward), sample.task.id)
+        unit = groups.setdefault(key, Unit(reward, [], []))
+        if not unit.positions:
+            units.append(unit)
+        unit.samples.append(sample)
+        unit.positions.append(position)
+    return units
 
 
 def make_score(sample: Sample, verdict: Verdict, ref: object, elapsed: float) -> Score:
@@ -250,17 +349,19 @@ async def score_batch(
     on_score: Callable[[Score], None] | None = None,
     finished: Sequence[tuple[Reward, Score]] = (),
     cache: VerdictCache | bool = True,
+    context: Sequence[tuple[Reward, Sample]] = (),
 ) -> BatchResult:
     """Score ``jobs`` (input order kept) and compute each verifier's batch metrics.
 
     ``finished`` holds scores of the same batch from an earlier, interrupted run: they
     are not scored again but count in the batch metrics and come first in ``scores``.
-    ``cache`` as for ``ScoringEngine``.
+    ``cache`` as for ``ScoringEngine``; ``context``: the samples of ``finished``, which
+    join their task's group for group verifiers (see ``ScoringEngine.score``).
     """
     async with executor:
         engine = ScoringEngine(executor, cache=cache)
         for reward, score in finished:
             engine.remember(reward, score)
-        scores = [score for _, score in finished] + await engine.score(jobs, on_score)
+        scores = [score for _, score in finished] + await engine.score(jobs, on_score, context)
     rewards = list({id(reward): reward for reward, _ in jobs}.values())
     return BatchResult(scores, engine.batch_metrics(rewards))

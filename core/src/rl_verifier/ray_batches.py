@@ -15,7 +15,8 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.contracts import Completion, Status, Task, Verdict
+from rl_verifier.verifier_calls import Message, read_verdict
 
 COST_WEIGHT = 0.3  # weight of the newest batch in the running cost per sample
 
@@ -94,3 +95,21 @@ class BatchQueue:
             item.solo = item.solo or solo
             item.restarts += restarted
             self.waiting.appendleft(item)
+
+
+def settle_batch(queue: BatchQueue, items: list[Item], outcome: Message, who: str) -> int | None:
+    """Settle what a batch answer judged (``who`` names the worker kind in errors) and
+    teach ``queue`` its cost; the position of the sample that ran past its deadline (the
+    caller retires the worker and sends the samples after it again), or None."""
+    answers = outcome["answers"]
+    stopped: int | None = outcome["timed_out"]
+    for item, answer in zip(items, answers, strict=False):
+        item.settle(read_verdict(answer))
+    queue.observe(len(answers), outcome["busy_s"])
+    if stopped is None:
+        for item in items[len(answers) :]:
+            item.settle(Verdict.errored(f"verifier {who} answered fewer samples than sent"))
+        return None
+    timeout_s = items[stopped].timeout_s
+    items[stopped].settle(Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s"))
+    return stopped

@@ -41,7 +41,7 @@ from rl_verifier.batch_calls import batch_request, verify_batch_answer
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
 from rl_verifier.executors import Executor
-from rl_verifier.ray_batches import BatchQueue, Item
+from rl_verifier.ray_batches import BatchQueue, Item, settle_batch
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
@@ -315,19 +315,9 @@ class RayExecutor(Executor):
     def _read_batch(
         self, pool: _Pool, slot: _Slot, handle: Any, items: list[Item], outcome: Message
     ) -> None:
-        answers = outcome["answers"]
-        stopped = outcome["timed_out"]
-        for item, answer in zip(items, answers, strict=False):
-            item.settle(read_verdict(answer))
-        pool.queue.observe(len(answers), outcome["busy_s"])
+        stopped = settle_batch(pool.queue, items, outcome, "actor")
         if stopped is None:
-            for item in items[len(answers) :]:
-                item.settle(Verdict.errored("verifier actor answered fewer samples than sent"))
             return
-        timeout_s = items[stopped].timeout_s
-        items[stopped].settle(
-            Verdict(status=Status.TIMEOUT, error=f"no verdict within {timeout_s}s")
-        )
         self._retire(slot, handle)  # the hung call may still be running there
         pool.queue.put_back(items[stopped + 1 :])
 
@@ -421,6 +411,7 @@ class RayExecutor(Executor):
             self._ray.kill(handle, no_restart=True)
 
     async def stop(self) -> None:
+        await self.stop_groups()
         if self._ray is None:
             return
         drains, self._drains = list(self._drains), set()

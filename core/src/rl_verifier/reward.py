@@ -2,7 +2,8 @@
 
 ``0.8*pytest + 0.2*format`` adds two checks; ``format*exact_match`` gives the
 answer's reward only when the format check passes; ``1 - 0.5*format`` is allowed.
-Each verifier in a spec runs once per sample and is reported in ``components``.
+Each verifier in a spec runs once per sample (a group verifier, ``0.5*judge_rank +
+0.5*pytest``, once per task's group of samples) and is reported in ``components``.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class Reward:
         self.terms = parse_expression(expression)
         self.verifiers = verifiers
         self.versions = dict(versions)
+        self.groups = [n for n in self.names if verifiers[n].group]
+        """The verifiers that judge a task's completions together."""
         self.single = len(self.terms) == 1 and self.terms[0] == Term(1.0, (self.names[0],))
         if self.single:
             verifier = verifiers[self.names[0]]

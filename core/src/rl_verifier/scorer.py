@@ -28,6 +28,7 @@ from rl_verifier.errors import UserError, validation_problems
 from rl_verifier.executors import Executor
 from rl_verifier.resolve import reward_for
 from rl_verifier.reward import Reward
+from rl_verifier.verifier import GroupOnly
 
 TaskLike = Task | Mapping[str, Any]
 """A ``Task``, or a mapping of its fields (``id`` may be left out)."""
@@ -130,13 +131,31 @@ class Scorer:
     # -- scoring -------------------------------------------------------------------
 
     def score(self, task: TaskLike, completion: CompletionLike) -> Score:
-        """Score one completion; blocks until its verdict (or its deadline)."""
+        """Score one completion; blocks until its verdict (or its deadline). A reward
+        with a group verifier refuses: use ``score_group``."""
         reward, sample = self._job(task, completion, 0)
+        alone(reward)
         runtime = self._start()
         return runtime.loop.run(runtime.engine.score_one(reward, sample))
 
+    def score_group(self, task: TaskLike, completions: Iterable[CompletionLike]) -> list[Score]:
+        """Score a task's completions together (an RL group): group verifiers judge them
+        all in one go, the others one by one. Scores come back in input order."""
+        reward, samples = self._group(task, completions)
+        runtime = self._start()
+        return runtime.loop.run(runtime.engine.score_group(reward, samples))
+
+    async def ascore_group(
+        self, task: TaskLike, completions: Iterable[CompletionLike]
+    ) -> list[Score]:
+        """``score_group`` for async code; safe on any event loop."""
+        reward, samples = self._group(task, completions)
+        runtime = self._start()
+        return await self._await(runtime, runtime.engine.score_group(reward, samples))
+
     def score_many(self, pairs: Iterable[tuple[TaskLike, CompletionLike]]) -> list[Score]:
-        """Score (task, completion) pairs concurrently; scores come back in input order."""
+        """Score (task, completion) pairs concurrently; scores come back in input order.
+        Pairs of one task form its group for group verifiers."""
         jobs = self._jobs(pairs)
         runtime = self._start()
         return runtime.loop.run(runtime.engine.score(jobs))
@@ -144,6 +163,7 @@ class Scorer:
     async def ascore(self, task: TaskLike, completion: CompletionLike) -> Score:
         """``score`` for async code; safe on any event loop."""
         reward, sample = self._job(task, completion, 0)
+        alone(reward)
         runtime = self._start()
         return await self._await(runtime, runtime.engine.score_one(reward, sample))
 
@@ -162,6 +182,13 @@ class Scorer:
     def _job(self, task: TaskLike, completion: CompletionLike, index: int) -> tuple[Reward, Sample]:
         parsed = as_task(task)
         return self.reward_of(parsed), Sample(parsed, as_completion(completion, parsed), index)
+
+    def _group(
+        self, task: TaskLike, completions: Iterable[CompletionLike]
+    ) -> tuple[Reward, list[Sample]]:
+        parsed = as_task(task)
+        samples = [Sample(parsed, as_completion(c, parsed), i) for i, c in enumerate(completions)]
+        return self.reward_of(parsed), samples
 
     def _jobs(
         self, pairs: Iterable[tuple[TaskLike, CompletionLike]]
@@ -236,6 +263,14 @@ class Scorer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         spec, settings = state.pop("spec"), state.pop("settings")
         self.__init__(spec, settings, **state)  # type: ignore[misc]
+
+
+def alone(reward: Reward) -> None:
+    """Refuse to score one completion alone with a group verifier."""
+    for name in reward.groups:
+        verifier = reward.verifiers[name]
+        if verifier.min_group_size > 1:
+            raise GroupOnly(verifier.name, 1, verifier.min_group_size)
 
 
 def _stop(runtime: _Runtime) -> None:

@@ -45,6 +45,8 @@ class VerifierMetadata(BaseModel):
     needs_sandbox: bool
     default_timeout_s: float
     max_concurrency: int | None
+    group: bool = False
+    min_group_size: int = 1
 
 
 def _compiles(value: str) -> str:
@@ -62,10 +64,12 @@ ConfigT = TypeVar("ConfigT", bound=VerifierConfig, covariant=True, default=Verif
 
 
 class Verifier(Generic[ConfigT]):
-    """Judges one completion of one task.
+    """Judges one completion of one task, or (``group = True``) a task's completions at once.
 
     Subclasses set ``name`` and ``description`` and implement ``verify`` (``async def``
-    or plain ``def``; plain functions run off the event loop). Settings: subclass
+    or plain ``def``; plain functions run off the event loop). A group verifier sets
+    ``group = True`` and implements ``verify_group`` instead: one verdict per completion,
+    in order, for groups of at least ``min_group_size``. Settings: subclass
     ``Verifier[MyConfig]`` (``MyConfig`` a ``VerifierConfig``) and ``self.config`` is a
     ``MyConfig``. ``open``/``close`` bracket the use of expensive resources;
     ``batch_metrics`` reports figures over a whole batch.
@@ -79,10 +83,16 @@ class Verifier(Generic[ConfigT]):
     needs_sandbox: ClassVar[bool] = False
     default_timeout_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int | None] = None
+    group: ClassVar[bool] = False
+    min_group_size: ClassVar[int] = 2
+    # Settings that change how a check runs, not what it concludes: kept out of config_hash.
+    execution_keys: ClassVar[frozenset[str]] = EXECUTION_KEYS
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """``class V(Verifier[MyConfig])`` needs no ``Config = MyConfig`` as well."""
         super().__init_subclass__(**kwargs)
+        if cls.group and cls.verify_group is Verifier.verify_group:
+            raise TypeError(f"{cls.__qualname__} sets group = True but has no verify_group()")
         if "Config" in cls.__dict__:
             return
         for base in getattr(cls, "__orig_bases__", ()):
@@ -120,7 +130,14 @@ class Verifier(Generic[ConfigT]):
 
     def verify(self, task: Task, completion: Completion) -> Verdict | Any:
         """Judge one completion. May be ``async def``."""
+        if self.group:
+            raise GroupOnly(self.name, 1, self.min_group_size)
         raise NotImplementedError(f"{type(self).__name__} does not implement verify()")
+
+    def verify_group(self, task: Task, completions: Sequence[Completion]) -> Sequence[Any] | Any:
+        """Judge a task's completions together (group verifiers only): one verdict each,
+        in order. May be ``async def``."""
+        raise NotImplementedError(f"{type(self).__name__} is not a group verifier")
 
     def batch_metrics(self, scores: Sequence[Score]) -> dict[str, float]:
         """Figures over a whole batch (for example calibration error). Default: none."""
@@ -144,7 +161,7 @@ class Verifier(Generic[ConfigT]):
 
     @property
     def config_hash(self) -> str:
-        return config_hash(self.name, self.config)
+        return config_hash(self.name, self.config, self.execution_keys)
 
     @classmethod
     def metadata(cls) -> VerifierMetadata:
@@ -156,16 +173,31 @@ class Verifier(Generic[ConfigT]):
             needs_sandbox=cls.needs_sandbox,
             default_timeout_s=cls.default_timeout_s,
             max_concurrency=cls.max_concurrency,
+            group=cls.group,
+            min_group_size=cls.min_group_size if cls.group else 1,
         )
 
     @classmethod
     def is_async(cls) -> bool:
-        return inspect.iscoroutinefunction(cls.verify)
+        return inspect.iscoroutinefunction(cls.verify_group if cls.group else cls.verify)
 
 
-def config_hash(name: str, config: VerifierConfig) -> str:
+class GroupOnly(UserError):
+    """A group verifier was given fewer completions than it can judge together."""
+
+    def __init__(self, name: str, given: int, minimum: int = 2) -> None:
+        super().__init__(
+            f"verifier '{name}' judges a group of completions of one task at once (at least "
+            f"{minimum}); it was given {given}: score the task's completions together "
+            "(Scorer.score_group, score_many, or one file holding all of them)"
+        )
+
+
+def config_hash(
+    name: str, config: VerifierConfig, execution_keys: frozenset[str] = EXECUTION_KEYS
+) -> str:
     """Stable short hash of the settings that can change a verdict."""
-    judged = config.model_dump(mode="json", exclude=set(EXECUTION_KEYS))
+    judged = config.model_dump(mode="json", exclude=set(execution_keys))
     payload = json.dumps({"verifier": name, "config": judged}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -46,6 +47,24 @@ async def call_verify(verifier: Verifier, task: Task, completion: Completion) ->
     else:
         value = await asyncio.to_thread(verifier.verify, task, completion)
     return coerce_verdict(value)
+
+
+async def call_verify_group(
+    verifier: Verifier, task: Task, completions: Sequence[Completion]
+) -> list[Verdict]:
+    """Run ``verify_group`` (async, or sync in a thread): one verdict per completion."""
+    value: Any
+    if verifier.is_async():
+        value = await verifier.verify_group(task, completions)  # type: ignore[misc]
+    else:
+        value = await asyncio.to_thread(verifier.verify_group, task, completions)
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise TypeError(f"verify_group() returned {type(value).__name__}, expected a list")
+    if len(value) != len(completions):
+        raise TypeError(
+            f"verify_group() returned {len(value)} verdicts for {len(completions)} completions"
+        )
+    return [coerce_verdict(v) for v in value]
 
 
 # Requests (the engine's side) ------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Worker process for ``ProcessExecutor``: one JSON request per line on stdin, one
-answer per line on the original stdout. Anything a verifier prints goes to stderr."""
+"""Worker process for ``ProcessExecutor``: one JSON request per line on stdin (one sample,
+or a batch of them), one answer per line on the original stdout. Anything a verifier
+prints goes to stderr."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import traceback
 from typing import BinaryIO
 
+from rl_verifier.batch_calls import verify_batch_answer
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
@@ -31,6 +33,9 @@ class WorkerState:
             return OK_ANSWER
         if op == "verify":
             return await verify_answer(self.verifiers[message["key"]], message)
+        if op == "verify_batch":
+            verifier = self.verifiers[message["key"]]
+            return await verify_batch_answer(verifier, message, message["timeout_s"])
         raise ValueError(f"unknown request {op!r}")
 
     async def close(self) -> None:

@@ -14,13 +14,15 @@ from rl_verifier import Completion, Task, Verdict, Verifier, VerifierConfig
 
 
 class Behaviour(Verifier):
-    """Does what the completion says: 'ok 0.5', 'spin', 'sleep_c', 'raise', 'exit', ..."""
+    """Does what the completion says: 'ok 0.5', 'spin', 'sleep_c', 'raise', 'exit', ...; a
+    task whose reference has ``behave`` does that whatever the completion (for real models)."""
 
     name = "behaviour"
     default_timeout_s = 1.0
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
-        command, _, argument = completion.text().partition(" ")
+        told = task.reference.get("behave")
+        command, _, argument = (told if isinstance(told, str) else completion.text()).partition(" ")
         if command == "ok":
             return Verdict.ok(float(argument))
         if command == "invalid":

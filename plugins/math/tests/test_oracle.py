@@ -1,6 +1,7 @@
-"""Oracle test: tasks from a third-party procedural suite (reasoning-gym), its own scorer as the
-judge. The right answer, boxed and in plain text, must be paid; no answer that the suite scores
-below 1 may be paid. The generator is seeded, so the same few hundred tasks come every run."""
+"""Oracle test: tasks from a third-party procedural suite (reasoning-gym), made by our
+``reasoning-gym:NAME`` task sets, its own scorer as the judge. The right answer, boxed and in
+plain text, must be paid; no answer that the suite scores below 1 may be paid. The generator
+is seeded, so the same few hundred tasks come every run."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from typing import Any
 import pytest
 import reasoning_gym
 
-from rl_verifier import Completion, Status, Task
+from rl_verifier import Completion, Status
+from rl_verifier.testing import load_task_source
 from rl_verifier_math import MathVerifier
+from rl_verifier_math.reasoning_gym_tasks import GENERATORS, reasoning_gym_tasks
+from rl_verifier_math.reasoning_gym_tasks import SEED as TASKSET_SEED
 
 SEED = 27
 PER_DATASET = 16
@@ -152,25 +156,14 @@ DATASETS: dict[str, Wrong] = {
 }
 
 
-def task_of(name: str, index: int, entry: Entry) -> Task:
-    """The task as a user would write it: the suite's question and answer; a base-n answer
-    names its base."""
-    reference: dict[str, Any] = {"answer": entry["answer"]}
-    if name == "base_conversion":
-        reference["base"] = entry["metadata"]["target_base"]
-    return Task(
-        id=f"{name}-{index}", prompt=entry["question"], verifier="math", reference=reference
-    )
-
-
 def graded() -> list[tuple[str, str, str, bool, float]]:
     """(dataset, form, completion, suite says right, our reward) for every candidate."""
     verifier, rows = MathVerifier(), []
     rng = random.Random(SEED)
     for name, wrong in DATASETS.items():
         dataset = reasoning_gym.create_dataset(name, seed=SEED, size=PER_DATASET)
-        for index, entry in enumerate(dataset):
-            item = task_of(name, index, entry)
+        for item in reasoning_gym_tasks(name, seed=SEED, size=PER_DATASET):
+            entry = dataset[item.metadata["index"]]
             answer = entry["answer"].strip("$")
             candidates = [("boxed", answer), *[("wrong", w) for w in wrong(entry) if w != answer]]
             for kind, text in candidates:
@@ -207,3 +200,27 @@ def test_right_answers_are_paid(rows: list[tuple[Any, ...]], form: str, share: f
     missed = [(name, c) for name, c, reward in right if reward != 1.0]
     assert len(right) >= 300
     assert len(missed) <= (1 - share) * len(right), missed
+
+
+def test_every_offered_generator_is_checked_here() -> None:
+    assert sorted(DATASETS) == sorted(GENERATORS)
+
+
+@pytest.mark.parametrize("name", ["gcd", "fraction_simplification", "base_conversion"])
+def test_the_task_sets_are_the_suites_entries_split_by_question(name: str) -> None:
+    """``taskset:reasoning-gym:NAME`` is the suite's seeded entries, in its order, each
+    question once; ``:train`` and ``:test`` share no question and stay put across loads."""
+    everything = list(load_task_source(f"taskset:reasoning-gym:{name}").values())
+    dataset = reasoning_gym.create_dataset(name, seed=TASKSET_SEED, size=len(everything))
+    indices = [t.metadata["index"] for t in everything]
+    assert indices == sorted(indices) and len(everything) >= 200
+    for task in everything:
+        entry = dataset[task.metadata["index"]]
+        assert task.prompt.startswith(entry["question"]) and task.verifier == "math"
+        assert dataset.score_answer(task.reference["answer"], entry) == 1.0
+    assert len({t.prompt for t in everything}) == len(everything)
+    train = load_task_source(f"taskset:reasoning-gym:{name}:train")
+    test = load_task_source(f"taskset:reasoning-gym:{name}:test")
+    assert not set(train) & set(test) and len(train) + len(test) == len(everything)
+    assert 0.1 < len(test) / len(everything) < 0.3
+    assert list(load_task_source(f"taskset:reasoning-gym:{name}:test")) == list(test)

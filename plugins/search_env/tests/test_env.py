@@ -11,7 +11,7 @@ import pytest
 
 from rl_verifier import ChatMessage, Completion, Task, UserError
 from rl_verifier.testing import get_plugins, pack
-from rl_verifier.train import Episode, Renderer, TrainConfig, Turn, run_episode
+from rl_verifier.train import Episode, Renderer, TrainConfig, Turn, load_config, run_episode
 from rl_verifier_retrieval import BM25Index, Document
 from rl_verifier_search_env.corpus import CORPUS_ENV, load_index
 from rl_verifier_search_env.env import SearchTools, make_env
@@ -185,3 +185,21 @@ def test_the_corpus_is_a_setting_of_the_run(tmp_path: Path) -> None:
     bad = {"environment": "search_tools", "environment_config": {"corpse": str(corpus)}}
     with pytest.raises(UserError, match="unknown setting 'corpse'"):
         environment("search_tools", validate({"tasks": "t.jsonl", **bad}, ()))
+
+
+def test_a_relative_corpus_is_read_from_the_config_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path setting of the environment resolves as ``tasks`` does: against the TOML's
+    folder, not the directory ``rlv train`` runs in."""
+    recipe = tmp_path / "recipe"
+    recipe.mkdir()
+    (recipe / "docs.jsonl").write_text("")
+    (recipe / "run.toml").write_text(
+        'tasks = "t.jsonl"\nenvironment = "search_tools"\n'
+        'environment_config = { corpus = "docs.jsonl" }\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    config = load_config(recipe / "run.toml")
+    assert config.environment_config["corpus"] == str(recipe / "docs.jsonl")
+    assert config.tasks == str(recipe / "t.jsonl")

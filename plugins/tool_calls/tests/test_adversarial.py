@@ -159,7 +159,7 @@ def test_source_calls_nested_past_the_bound_are_a_syntax_error_not_a_crash(
 ) -> None:
     """tree-sitter's sexp() recurses in C: `1+1+...` 100,000 terms long overflowed the
     stack and killed the process (an `error` row) before the depth bound."""
-    from rl_verifier import CallSyntaxError
+    from rl_verifier.internal import CallSyntaxError
     from rl_verifier_tool_calls.bfcl import sourcecalls
 
     pytest.importorskip("tree_sitter")

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from rl_verifier import UNTERMINATED, Task
+from rl_verifier import Task
+from rl_verifier.internal import UNTERMINATED
 from rl_verifier.train import TOOL_RECORD_KEY, ToolUse
 from rl_verifier_tool_calls.trajectory import read_trajectory
 

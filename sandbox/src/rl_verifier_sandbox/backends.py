@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from rl_verifier import unknown_message
 from rl_verifier.cli_support import loaded_plugins
+from rl_verifier.internal import unknown_message
 from rl_verifier_sandbox.api import Sandbox, SandboxUnavailable
 
 AUTO = "auto"  # the name that opens DEFAULT: never the non-isolating process backend

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -15,6 +16,22 @@ def register_commands(cli: click.Group) -> None:
     cli.add_command(sandbox)
 
 
+class BackendChoice(click.Choice):  # type: ignore[type-arg]
+    """The backend table's names when the option is read, so a backend a plugin registers
+    (loaded after this module) is a choice too."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[Any, ...]:
+        return backend_names()
+
+    @choices.setter
+    def choices(self, value: tuple[Any, ...]) -> None:
+        pass  # click's constructor sets it; the table is the one source
+
+
 @click.group()
 def sandbox() -> None:
     """Isolated execution of untrusted code."""
@@ -24,7 +41,7 @@ def sandbox() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--backend",
-    type=click.Choice(backend_names()),
+    type=BackendChoice(),
     default="bwrap",
     show_default=True,
     help="Backend whose limits to probe.",

@@ -16,7 +16,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
-from rl_verifier import unknown_message
+from rl_verifier.internal import unknown_message
 from rl_verifier_sandbox.backends import AUTO, backend_names
 
 

@@ -36,7 +36,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import UserError, replace_directory, write_text
+from rl_verifier import UserError
+from rl_verifier.internal import replace_directory, write_text
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.names import check_name, child_path
 from rl_verifier_server.testhooks import pause_point, wall_clock

@@ -18,7 +18,8 @@ import os
 import shutil
 from pathlib import Path
 
-from rl_verifier import publish_directory, write_text
+from rl_verifier import publish_directory
+from rl_verifier.internal import write_text
 
 # What a loader reads; bookkeeping files of the builder stay out.
 MODEL_FILES = (

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rl_verifier import UserError, write_text
+from rl_verifier import UserError
 from rl_verifier.cli_support import (
     bind_listener,
     is_loopback,
@@ -21,6 +21,7 @@ from rl_verifier.cli_support import (
     url_for,
     uvicorn_server,
 )
+from rl_verifier.internal import write_text
 from rl_verifier_server.app import build_app
 from rl_verifier_server.auth import KEYS_VARIABLE
 from rl_verifier_server.data_lock import lock_data_dir

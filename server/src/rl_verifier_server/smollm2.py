@@ -21,7 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import UserError, write_text
+from rl_verifier import UserError
+from rl_verifier.internal import write_text
 from rl_verifier_server.hf_cache import hub_snapshot
 from rl_verifier_server.model_cache import (
     MODEL_FILES,

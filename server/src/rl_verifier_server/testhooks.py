@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from rl_verifier import write_text
+from rl_verifier.internal import write_text
 
 PAUSE_VARIABLE = "RLV_SERVE_TEST_PAUSE"
 SIGNAL_FILE_VARIABLE = "RLV_SERVE_TEST_PAUSE_FILE"

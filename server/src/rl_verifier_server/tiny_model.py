@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rl_verifier import write_text
+from rl_verifier.internal import write_text
 from rl_verifier_server.model_cache import MODEL_FILES, default_cache_dir, ensure_built
 
 TINY_MODEL_NAME = "rlv/tiny-chat"

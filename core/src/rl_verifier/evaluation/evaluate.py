@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rl_verifier.contracts import Task
 from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.errors import UserError
 from rl_verifier.evaluation import model as models
 from rl_verifier.evaluation.files import EvalDir, read_sample_rows
 from rl_verifier.evaluation.openai_sampling import OpenAISampler, openai_client
 from rl_verifier.evaluation.report import write_eval_report
-from rl_verifier.evaluation.runner import Key, Plan, run_missing, score_completion
+from rl_verifier.evaluation.runner import Key, Plan, run_missing, sample_of, score_completion
 from rl_verifier.evaluation.sampling import Sampler, SamplesTasks, SamplingSettings
 from rl_verifier.evaluation.summary import summarise
 from rl_verifier.resolve import RewardResolver, environment, load_task_source
@@ -115,7 +117,7 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
     folder.start(request.record(), request.resume)
     begin = time.perf_counter()
     rows = folder.rows()
-    done = {(row["task_id"], row["sample_index"]) for row in rows}
+    done = {(row["task_id"], row["sample_index"]): row["completion"] for row in rows}
     if rows:
         progress(f"resuming {folder.path}: {len(done)} of {len(plan.tasks) * plan.n} samples done")
     if request.openai_base_url is not None:
@@ -134,7 +136,7 @@ async def sample_tinker(
     env: Environment,
     choice: models.ModelChoice,
     folder: EvalDir,
-    done: set[Key],
+    done: Mapping[Key, Any],
 ) -> None:
     """Sample through the Tinker SDK, from ``--base-url`` or a local ``rlv serve``."""
     import tinker
@@ -157,11 +159,16 @@ async def sample_tinker(
 
 
 async def sample_missing(
-    request: EvalRequest, plan: Plan, sampler: SamplesTasks, folder: EvalDir, done: set[Key]
+    request: EvalRequest,
+    plan: Plan,
+    sampler: SamplesTasks,
+    folder: EvalDir,
+    done: Mapping[Key, Any],
 ) -> None:
-    """Sample and score what ``done`` lacks, appending each row to the folder."""
+    """Sample and score what ``done`` (the finished samples' completions) lacks, appending
+    each row to the folder."""
     total = len(plan.tasks) * plan.n
-    finished = len(done & {(t.id, i) for t in plan.tasks for i in range(plan.n)})
+    finished = len(done.keys() & {(t.id, i) for t in plan.tasks for i in range(plan.n)})
 
     def write(row: dict[str, Any]) -> None:
         nonlocal finished
@@ -173,7 +180,7 @@ async def sample_missing(
     executor = make_executor(request.executor, request.workers)  # type: ignore[arg-type]
     async with executor:
         engine = ScoringEngine(executor, keep_scores=False)
-        await run_missing(plan, sampler, engine, done, write)
+        await run_missing(plan, sampler, engine, done, write, earlier=done)
 
 
 def finish(
@@ -262,4 +269,23 @@ async def score_rows(
             )
             return {**row, "score": score.model_dump(mode="json")}
 
-        return list(await asyncio.gather(*(one(row) for row in rows)))
+        async def group(task: Task, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            samples = [sample_of(task, r["sample_index"], r["completion"]) for r in members]
+            scores = await engine.score_group(plan.rewards(task), samples)
+            return [
+                {**r, "score": s.model_dump(mode="json")}
+                for r, s in zip(members, scores, strict=True)
+            ]
+
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            if plan.rewards(by_id[row["task_id"]]).groups:
+                groups.setdefault(row["task_id"], []).append(row)
+        singles = [one(row) for row in rows if row["task_id"] not in groups]
+        judged = [group(by_id[task_id], members) for task_id, members in groups.items()]
+        scored = await asyncio.gather(*singles, *judged)
+        by_key = {}
+        for item in scored:
+            for r in item if isinstance(item, list) else [item]:
+                by_key[(r["task_id"], r["sample_index"])] = r
+        return [by_key[(row["task_id"], row["sample_index"])] for row in rows]

@@ -2,13 +2,16 @@
 
 Each sample is scored as soon as it is sampled and its row is appended (fsynced) at once,
 so a run killed at any point keeps every finished sample, and a resumed one samples only
-the missing indices. ``timeout``/``error`` scores are kept as they are, never as wrong.
+the missing indices. Under a reward with a group verifier (``judge_rank``) a task's missing
+samples are drawn first and judged together, with the task's earlier completions (from a
+resumed run) shown in the group too. ``timeout``/``error`` scores are kept as they are,
+never as wrong.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +57,7 @@ def sample_row(task: Task, index: int, sampled: Sampled, score: Score) -> dict[s
 async def score_completion(
     engine: ScoringEngine, plan: Plan, task: Task, index: int, completion: Any
 ) -> Score:
-    sample = Sample(task, Completion(task_id=task.id, completion=completion), index)
-    return await engine.score_one(plan.rewards(task), sample)
+    return await engine.score_one(plan.rewards(task), sample_of(task, index, completion))
 
 
 async def run_missing(
@@ -64,8 +66,10 @@ async def run_missing(
     engine: ScoringEngine,
     done: Collection[Key],
     write: Callable[[dict[str, Any]], None],
+    earlier: Mapping[Key, Any] | None = None,
 ) -> int:
-    """Sample and score what is missing, writing each row as it is finished; the count."""
+    """Sample and score what is missing, writing each row as it is finished; the count.
+    ``earlier``: the completions of the done samples, for a group verifier's groups."""
     todo = missing(plan, done)
     gate = asyncio.Semaphore(MAX_IN_FLIGHT)
 
@@ -75,5 +79,30 @@ async def run_missing(
             score = await score_completion(engine, plan, task, index, sampled.reply)
         write(sample_row(task, index, sampled, score))
 
-    await asyncio.gather(*(one(task, index) for task, index in todo))
+    async def draw(task: Task, index: int) -> Sampled:
+        async with gate:
+            return await sampler.sample(task, index)
+
+    async def group(task: Task, indices: list[int]) -> None:
+        drawn = await asyncio.gather(*(draw(task, index) for index in indices))
+        before = [(i, c) for (t, i), c in sorted((earlier or {}).items()) if t == task.id]
+        samples = [sample_of(task, i, c) for i, c in before]
+        samples += [sample_of(task, i, d.reply) for i, d in zip(indices, drawn, strict=True)]
+        scores = await engine.score_group(plan.rewards(task), samples, emit=len(before))
+        for index, sampled, score in zip(indices, drawn, scores, strict=True):
+            write(sample_row(task, index, sampled, score))
+
+    grouped: dict[str, tuple[Task, list[int]]] = {}
+    singles = []
+    for task, index in todo:
+        if plan.rewards(task).groups:
+            grouped.setdefault(task.id, (task, []))[1].append(index)
+        else:
+            singles.append(one(task, index))
+    await asyncio.gather(*singles, *(group(task, indices) for task, indices in grouped.values()))
     return len(todo)
+
+
+def sample_of(task: Task, index: int, completion: Any) -> Sample:
+    """The engine's sample of ``task``'s completion number ``index``."""
+    return Sample(task, Completion(task_id=task.id, completion=completion), index)

@@ -80,6 +80,7 @@ class VerifierEnv(Env):
         self.renderer = renderer
         self.system_prompt = system_prompt
         self.score: Score | None = None
+        self.reply: str | None = None  # kept for the group's score under a group verifier
 
     @property
     def stop_condition(self) -> StopCondition:
@@ -92,6 +93,16 @@ class VerifierEnv(Env):
     async def step(self, action: Action, *, extra: ActionExtra | None = None) -> StepResult:
         message, _termination = self.renderer.parse_response(action)
         text = renderers.get_text_content(message)
+        if self.scorer.reward_of(self.task).groups:
+            # A group verifier judges the group's replies together: compute_group_rewards.
+            self.reply = text
+            return StepResult(
+                reward=0.0,
+                episode_done=True,
+                next_observation=tinker.ModelInput.empty(),
+                next_stop_condition=self.stop_condition,
+                metrics={},
+            )
         self.score = await self.scorer.ascore(self.task, [{"role": "assistant", "content": text}])
         return StepResult(
             reward=self.score.reward if self.score.status.judged else 0.0,
@@ -133,7 +144,22 @@ class VerifierGroupBuilder(EnvGroupBuilder):
         self, trajectory_group: list[Trajectory], env_group: Sequence[Env]
     ) -> list[tuple[float, Metrics]]:
         """A failed check's total reward becomes the mean of the judged ones (0 when
-        none was judged): it adds nothing to the group's centering."""
+        none was judged): it adds nothing to the group's centering. Under a group
+        verifier the group's replies are scored here, together."""
+        envs = [env for env in env_group if isinstance(env, VerifierEnv)]
+        if envs and len(envs) == len(env_group) and all(e.reply is not None for e in envs):
+            replies = [[{"role": "assistant", "content": e.reply}] for e in envs]
+            for env, score in zip(
+                envs, await self.scorer.ascore_group(self.task, replies), strict=True
+            ):
+                env.score = score
+            judged = [e.score.reward for e in envs if e.score and e.score.status.judged]
+            fill = sum(judged) / len(judged) if judged else 0.0
+            return [
+                (e.score.reward if e.score.status.judged else fill, score_metrics(e.score))
+                for e in envs
+                if e.score is not None
+            ]
         scores = [env.score if isinstance(env, VerifierEnv) else None for env in env_group]
         fill = judged_mean(scores)
         return [(0.0 if s is not None and s.status.judged else fill, {}) for s in scores]

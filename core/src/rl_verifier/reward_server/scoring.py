@@ -2,9 +2,11 @@
 than its client waits.
 
 Each sample is its own ``Scorer.ascore`` call, so samples finished by the deadline keep
-their rows and only the rest come back as ``timeout``. Cancelling (the deadline, or a
-client that went away) reaches the scorer's own loop, where the process executor kills
-the workers of unfinished checks with everything they started.
+their rows and only the rest come back as ``timeout``. Under a reward with a group
+verifier, a request's completions of one task are one ``Scorer.ascore_group`` call.
+Cancelling (the deadline, or a client that went away) reaches the scorer's own loop,
+where the process executor kills the workers of unfinished checks with everything they
+started.
 """
 
 from __future__ import annotations
@@ -49,15 +51,12 @@ async def score_request(
     unscored after ``deadline_s`` are ``timeout`` rows."""
     problems = problems or {}
     start = time.perf_counter()
-    jobs: dict[int, asyncio.Future[Score]] = {
-        position: asyncio.ensure_future(scorer.ascore(sample.task, sample.completion))
-        for position, sample in enumerate(samples)
-        if position not in problems
-    }
+    jobs = start_jobs(scorer, samples, problems)
+    running = set(jobs.values())
     try:
-        late = (await asyncio.wait(jobs.values(), timeout=deadline_s))[1] if jobs else set()
+        late = (await asyncio.wait(running, timeout=deadline_s))[1] if running else set()
     finally:
-        for job in jobs.values():
+        for job in running:
             job.cancel()  # no-op for finished ones; the rest stop where they are
     if late:
         await asyncio.wait(late)  # each settles: cancelled, or finished just in time
@@ -76,8 +75,48 @@ async def score_request(
         elif job.exception() is not None:
             rows.append(failed_row(sample, ref, Status.ERROR, _describe(job.exception()), elapsed))
         else:
-            rows.append(job.result().model_copy(update={"sample_index": sample.index}))
+            [score] = [s for s in job.result() if s.sample_index == position]
+            rows.append(score.model_copy(update={"sample_index": sample.index}))
     return rows
+
+
+def start_jobs(
+    scorer: Scorer, samples: Sequence[Sample], problems: Mapping[int, str]
+) -> dict[int, asyncio.Future[list[Score]]]:
+    """One running job per sample, or per task's samples under a group reward; each job's
+    scores carry the request positions of their samples as ``sample_index``."""
+    groups: dict[str, list[int]] = {}
+    jobs: dict[int, asyncio.Future[list[Score]]] = {}
+    for position, sample in enumerate(samples):
+        if position in problems:
+            continue
+        if _grouped(scorer, sample):
+            groups.setdefault(sample.task.id, []).append(position)
+        else:
+            jobs[position] = asyncio.ensure_future(_one(scorer, sample, position))
+    for positions in groups.values():
+        job = asyncio.ensure_future(_group(scorer, [samples[p] for p in positions], positions))
+        jobs.update(dict.fromkeys(positions, job))
+    return jobs
+
+
+def _grouped(scorer: Scorer, sample: Sample) -> bool:
+    try:
+        return bool(scorer.reward_of(sample.task).groups)
+    except Exception:  # noqa: BLE001 - the sample's own job reports it
+        return False
+
+
+async def _one(scorer: Scorer, sample: Sample, position: int) -> list[Score]:
+    score = await scorer.ascore(sample.task, sample.completion)
+    return [score.model_copy(update={"sample_index": position})]
+
+
+async def _group(scorer: Scorer, group: list[Sample], positions: list[int]) -> list[Score]:
+    scores = await scorer.ascore_group(group[0].task, [s.completion for s in group])
+    return [
+        s.model_copy(update={"sample_index": p}) for s, p in zip(scores, positions, strict=True)
+    ]
 
 
 def _describe(exc: BaseException | None) -> str:

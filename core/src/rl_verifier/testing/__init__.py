@@ -1,4 +1,5 @@
-"""Test kit for plugin authors: subclass ``VerifierContract`` and list some ``Case``s.
+"""Test kit for plugin authors: subclass ``VerifierContract`` and list some ``Case``s, or,
+for a group verifier, ``GroupVerifierContract`` and some ``GroupCase``s.
 
 Also what a plugin's own tests reach for, so that they import only public names: the
 plugins as loaded (``get_plugins``) or freshly discovered (``discover``), task sources and
@@ -12,7 +13,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from rl_verifier.testing.contract import Case, VerifierContract, score_once
+from rl_verifier.testing.contract import (
+    Case,
+    GroupCase,
+    GroupVerifierContract,
+    VerifierContract,
+    score_groups,
+    score_once,
+)
 
 _LAZY = {
     "discover": ("rl_verifier.plugins", "discover"),
@@ -25,7 +33,15 @@ _LAZY = {
     "pack": ("rl_verifier.train.packing", "pack"),
 }
 
-__all__ = ["Case", "VerifierContract", "score_once", *_LAZY]
+__all__ = [
+    "Case",
+    "GroupCase",
+    "GroupVerifierContract",
+    "VerifierContract",
+    "score_groups",
+    "score_once",
+    *_LAZY,
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,8 +1,9 @@
 """``rlv train`` settings: a TOML file, overridden by ``--set key=value``, echoed to the run.
 
-Relative paths in the file are relative to the file's own folder; those in ``--set`` to
-the current directory. Both are made absolute on loading, so the echoed ``config.json``
-(which ``--resume`` reads) names the same files from any directory.
+Relative paths in the file (an environment's ``Path`` settings included) are relative to
+the file's own folder; those in ``--set`` to the current directory. Both are made absolute
+on loading, so the echoed ``config.json`` (which ``--resume`` reads) names the same files
+from any directory.
 """
 
 from __future__ import annotations
@@ -198,12 +199,35 @@ def absolute_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
         value = out.get(key)
         if isinstance(value, str) and value and task_set_name(value) is None:
             out[key] = absolute(value, base)
+    settings = out.get("environment_config")
+    if isinstance(settings, dict) and settings:
+        keys = environment_path_keys(str(out.get("environment", "single_turn")))
+        is_path = {k for k, v in settings.items() if k in keys and isinstance(v, str) and v}
+        out["environment_config"] = {
+            key: absolute(value, base) if key in is_path else value
+            for key, value in settings.items()
+        }
     model = out.get("base_model")
     if isinstance(model, str) and model:
         looks_like_path = model.startswith((".", "/", "~"))
         if looks_like_path or (base / model / "config.json").is_file():
             out["base_model"] = absolute(model, base)
     return out
+
+
+def environment_path_keys(environment: str) -> set[str]:
+    """The settings of the registered ``environment`` that are paths (typed ``Path``)."""
+    from rl_verifier.plugins import get_plugins
+
+    registry = get_plugins().environments
+    model = registry.value(environment).settings if environment in registry else None
+    if model is None:
+        return set()
+    return {name for name, field in model.model_fields.items() if _is_path(field.annotation)}
+
+
+def _is_path(annotation: Any) -> bool:
+    return annotation is Path or any(_is_path(arg) for arg in get_args(annotation))
 
 
 def absolute(value: str, base: Path) -> str:

@@ -132,7 +132,10 @@ class RolloutProducer:
             Sample(task, Completion(task_id=task.id, completion=episode.reply), index)
             for index, episode in enumerate(episodes)
         ]
-        scores = await asyncio.gather(*(engine.score_one(reward, s) for s in samples))
+        if reward.groups:  # a group verifier judges the sampled group at once
+            scores = await engine.score_group(reward, samples)
+        else:
+            scores = await asyncio.gather(*(engine.score_one(reward, s) for s in samples))
         return [Rollout(task, e, s) for e, s in zip(episodes, scores, strict=True)]
 
     async def group(

@@ -23,6 +23,7 @@ from math_verify import (
 )
 
 from rl_verifier_math.fastpath import quick_verdict
+from rl_verifier_math.quickparse import faster
 
 Parsed = list[Any]  # math-verify's parse: sympy values, then the text they were read from
 PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\\%|%|\\text\{\s*%\s*\}|\s*percent\b)")
@@ -71,8 +72,10 @@ def forget_parses() -> None:
 @lru_cache(maxsize=PARSE_CACHE)
 def _parsed(text: str, strip_units: bool) -> tuple[Any, ...]:
     """Parsed once per text and process: a task's reference is read once, not per sample, and
-    answers repeated across a group or a batch too (sympy values are immutable)."""
-    return tuple(parse(text, extraction_configs(strip_units), parsing_timeout=None))
+    answers repeated across a group or a batch too (sympy values are immutable). The LaTeX
+    parser runs two-stage (rl_verifier_math.quickparse): the same trees, fewer LL predictions."""
+    with faster():
+        return tuple(parse(text, extraction_configs(strip_units), parsing_timeout=None))
 
 
 def parse_answer(text: str, source: str, strip_units: bool, bare_latex: bool = True) -> Parsed:

@@ -1,8 +1,10 @@
-"""Entry point: registers the ``math`` verifier and its ``math-example`` task set."""
+"""Entry point: registers the ``math`` verifier, its ``math-example`` task set and the
+``reasoning-gym:NAME`` task sets."""
 
 from __future__ import annotations
 
 from rl_verifier import Preset, PresetRegistrar, TaskSetRegistrar, VerifierRegistrar, hookimpl
+from rl_verifier_math.reasoning_gym_tasks import loaders
 from rl_verifier_math.tasks import arithmetic_tasks
 from rl_verifier_math.verifier import MathVerifier
 
@@ -15,6 +17,8 @@ def register_verifiers(register: VerifierRegistrar) -> None:
 @hookimpl
 def register_task_sets(register: TaskSetRegistrar) -> None:
     register("math-example", arithmetic_tasks)
+    for name, load in loaders().items():
+        register(name, load)
 
 
 @hookimpl

@@ -77,7 +77,7 @@ class MathVerifier(Verifier[MathConfig]):
                 if k.kind == "math"
             ]
         except ReferenceError as exc:
-            return Verdict.failed(str(exc))
+            return Verdict.errored(str(exc))
         found = extract(completion.text(), config.extract)
         if found is None:
             return Verdict.invalid(f"no answer found (extract: {config.extract})")

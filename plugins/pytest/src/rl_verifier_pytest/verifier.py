@@ -100,7 +100,7 @@ class PytestVerifier(Verifier[PytestConfig]):
                 return self._pytest(spec, code, sandbox)
             return self._stdio(spec, code, sandbox)
         except SandboxUnavailable as exc:
-            return Verdict.failed(f"sandbox unavailable: {exc}")
+            return Verdict.errored(f"sandbox unavailable: {exc}")
 
     def _bad_task(self, task: Task, exc: ReferenceError) -> Verdict:
         """``error`` for every sample of a task whose reference is unusable (never scored as a
@@ -111,7 +111,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             self._bad_tasks.add(task.id)
         if first:
             LOG.warning("%s (every sample of it is scored as an error)", message)
-        return Verdict.failed(message, bad_task=True)
+        return Verdict.errored(message, bad_task=True)
 
     def _verdict(
         self,
@@ -172,7 +172,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         if exchange.results is None:
             if exchange.timed_out:
                 return self._verdict("two-process", [], 1, True, calls=exchange.calls)
-            return Verdict.failed(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
+            return Verdict.errored(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
         return self._verdict(
             "two-process", exchange.results, 1, exchange.timed_out, calls=exchange.calls
         )
@@ -192,7 +192,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         if exchange.results is None:
             if exchange.timed_out:
                 return self._verdict("two-process", [], spec.expected, True, calls=exchange.calls)
-            return Verdict.failed(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
+            return Verdict.errored(f"test harness failed: {exchange.note}", stderr=stderr[-500:])
         return self._verdict(
             "two-process", exchange.results, spec.expected, exchange.timed_out, calls=exchange.calls
         )
@@ -215,7 +215,7 @@ class PytestVerifier(Verifier[PytestConfig]):
                     cannot_stop=SINGLE_PROCESS_CAVEAT,
                 )
             stderr = result.stderr.decode(errors="replace")[-500:]
-            return Verdict.failed("pytest harness did not start", stderr=stderr)
+            return Verdict.errored("pytest harness did not start", stderr=stderr)
         return self._verdict(
             "hardened",
             judgement.results,

@@ -6,13 +6,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier import (
+from rl_verifier import ChatMessage, Text, ToolCall, after_reasoning, content_text
+from rl_verifier.internal import (
     UNTERMINATED,
-    ChatMessage,
-    Text,
-    ToolCall,
-    after_reasoning,
-    content_text,
     openai_tool_calls,
     strip_tool_calls,
     tagged_tool_calls,

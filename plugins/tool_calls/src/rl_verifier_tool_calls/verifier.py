@@ -35,13 +35,13 @@ class ToolCallsVerifier(Verifier[ToolCallsConfig]):
         try:
             outcome = self._score(task, completion)
         except (ToolSpecError, BfclTaskError) as exc:
-            return Verdict.failed(f"task {task.id!r}: {exc}")
+            return Verdict.errored(f"task {task.id!r}: {exc}")
         except DecoderMissing as exc:
-            return Verdict.failed(str(exc))
+            return Verdict.errored(str(exc))
         if isinstance(outcome, str):
             return Verdict.invalid(outcome)
         if outcome is None:
-            return Verdict.failed(f"task {task.id!r}: reference has no 'answers' or 'answer'")
+            return Verdict.errored(f"task {task.id!r}: reference has no 'answers' or 'answer'")
         return Verdict.ok(outcome.reward, outcome.components, **outcome.info)
 
     def _score(self, task: Task, completion: Completion) -> Outcome | str | None:

@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from rl_verifier import UserError, publish_directory, write_text
+from rl_verifier import UserError, publish_directory
+from rl_verifier.internal import write_text
 from rl_verifier_server.runtime.types import AdapterInfo, AdapterLayout, LoraSpec
 from rl_verifier_server.testhooks import pause_point
 

@@ -62,8 +62,9 @@ from typing import cast
 import torch
 from torch import Tensor
 
-from rl_verifier import Loss, UserError, unknown_message
+from rl_verifier import Loss, UserError
 from rl_verifier.cli_support import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
+from rl_verifier.internal import unknown_message
 
 
 @dataclass

@@ -6,13 +6,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rl_verifier import (
+from rl_verifier import Text, ToolCall, after_reasoning, content_text
+from rl_verifier.internal import (
     OPEN_TAG,
     CallSyntaxError,
-    Text,
-    ToolCall,
-    after_reasoning,
-    content_text,
     message_tool_calls,
     parse_bfcl_json_calls,
     parse_python_calls,

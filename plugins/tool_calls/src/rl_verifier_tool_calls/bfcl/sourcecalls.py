@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from rl_verifier import CallSyntaxError, bracketed
+from rl_verifier.internal import CallSyntaxError, bracketed
 
 EXTRA = "rl-verifier-tool-calls[bfcl-java]"
 MAX_TREE_DEPTH = 400  # syntax-tree levels; ordinary calls are under 30, Python's limit is 1000
