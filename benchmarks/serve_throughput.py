@@ -11,8 +11,10 @@ Prints, side by side with the baseline and the ratio (goal: within 10%, ratio >=
 - forward_backward alone, and the per-call overhead: an SDK round trip of a 2-token forward
   and a bare HTTP healthz, each as a share of the training step
 
-The server runs first, in its own process, then stops; the baseline runs afterwards in
-this one, so the two never share the cores.
+Both sides are timed in turns (server, plain, server, plain, ...) and each figure is the
+median of its turns, so on a shared machine both see the same load; while one side runs
+the other is idle (the server in its own process, the baseline in this one). The load
+average is printed beside the figures.
 
 Run: .venv/bin/python benchmarks/serve_throughput.py   # SmolLM2-135M-Instruct, CPU fp32
      [--model rlv/tiny-chat] [--device cuda]          # on a GPU: bf16 on both sides
@@ -22,10 +24,12 @@ Run: .venv/bin/python benchmarks/serve_throughput.py   # SmolLM2-135M-Instruct, 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +114,7 @@ def plain_peft(directory: Path, device: str, rank: int) -> tuple[Any, Any, str]:
 
 def baseline(
     directory: Path, device: str, rank: int, max_tokens: int, seq_len: int
-) -> dict[str, float]:
+) -> tuple[Callable[[], None], Callable[[], None]]:
     """Plain transformers ``generate`` and a plain peft training step, same work."""
     model, torch, device = plain_peft(directory, device, rank)
     prompt = torch.tensor([list(range(10, 42))] * GROUP, device=device)
@@ -129,8 +133,6 @@ def baseline(
                 pad_token_id=pad,
             )
 
-    sample()  # warm-up
-    sample_s = timed(sample)
     tokens = torch.tensor([list(range(3, 3 + seq_len + 1))] * GROUP, device=device)
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
     old = torch.full(targets.shape, -1.0, device=device)
@@ -147,8 +149,22 @@ def baseline(
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
+    sample()  # warm-up
     step()
-    return {"sample_s": sample_s, "step_s": timed(step)}
+    return sample, step
+
+
+def in_turns(pairs: dict[str, tuple[Callable[[], None], Callable[[], None]]], repeats: int
+             ) -> dict[str, tuple[float, float]]:  # fmt: skip
+    """Median seconds of each (ours, plain) pair, timed alternately."""
+    times: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in pairs}
+    for _ in range(repeats):
+        for key, (ours, plain) in pairs.items():
+            for fn, out in ((ours, times[key][0]), (plain, times[key][1])):
+                start = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - start)
+    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in times.items()}
 
 
 def model_directory(name: str) -> Path:
@@ -165,6 +181,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--seq-len", type=int, default=128)
     parser.add_argument("--rank", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3, help="alternating turns per figure")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="rlv-bench-"))
@@ -182,11 +199,6 @@ def main() -> None:
         prompt = types.ModelInput.from_ints(list(range(10, 42)))
         params = types.SamplingParams(max_tokens=args.max_tokens, stop=[], seed=0)
         sampler.sample(prompt=prompt, num_samples=GROUP, sampling_params=params).result()  # warm
-        sample_s = timed(
-            lambda: sampler.sample(
-                prompt=prompt, num_samples=GROUP, sampling_params=params
-            ).result()
-        )
         tokens = list(range(3, 3 + args.seq_len + 1))
         datum = types.Datum(
             model_input=types.ModelInput.from_ints(tokens[:-1]),
@@ -203,8 +215,24 @@ def main() -> None:
             training.optim_step(types.AdamParams(learning_rate=1e-5)).result()
 
         step()
+        plain_sample, plain_step = baseline(
+            model_directory(model), args.device, args.rank, args.max_tokens, args.seq_len
+        )
+        load_before = os.getloadavg()[0]
+        medians = in_turns(
+            {
+                "sample": (
+                    lambda: sampler.sample(
+                        prompt=prompt, num_samples=GROUP, sampling_params=params
+                    ).result(),
+                    plain_sample,
+                ),
+                "step": (step, plain_step),
+            },
+            args.repeats,
+        )
+        load_after = os.getloadavg()[0]
         fwdbwd_s = timed(lambda: training.forward_backward(batch, "importance_sampling").result())
-        step_s = timed(step)
         tiny = types.Datum(
             model_input=types.ModelInput.from_ints([1, 2]),
             loss_fn_inputs={"target_tokens": [2, 3], "weights": [1.0, 1.0]},
@@ -217,16 +245,18 @@ def main() -> None:
 
         http_s = timed(health, repeats=50)
 
-    plain = baseline(model_directory(model), args.device, args.rank, args.max_tokens, args.seq_len)
+    (sample_s, plain_sample_s), (step_s, plain_step_s) = medians["sample"], medians["step"]
     sampled = GROUP * args.max_tokens
     trained = GROUP * args.seq_len
     print(f"model: {model}  device: {args.device}  LoRA rank {args.rank}")
+    print(f"load average (1 min) {load_before:.1f} before the timed turns, {load_after:.1f} after;"
+          f" {os.cpu_count()} cores; medians of {args.repeats} alternating turns")  # fmt: skip
     print(f"{'figure':<46} {'rlv serve':>12} {'plain':>12} {'ratio':>7}")
     for label, ours, theirs in (
         (f"sampled tokens/s (group of {GROUP} x {args.max_tokens} new)", sampled / sample_s,
-         sampled / plain["sample_s"]),
+         sampled / plain_sample_s),
         (f"trained tokens/s ({GROUP} x {args.seq_len}, fwd_bwd + optim)", trained / step_s,
-         trained / plain["step_s"]),
+         trained / plain_step_s),
     ):  # fmt: skip
         print(f"{label:<46} {ours:>12.1f} {theirs:>12.1f} {ours / theirs:>7.2f}")
     print(f"{'start to healthz answered, s (target < 10)':<46} {startup_s:>12.2f}")

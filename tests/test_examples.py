@@ -71,6 +71,29 @@ def test_calibration_recipe_the_demo_trains_two_steps(tmp_path: Path) -> None:
     assert all(m["status"]["error"] == 0 for m in metrics if m["phase"] == "rl")
 
 
+def test_arithmetic_recipe_trains_smollm2_two_steps_with_held_out_evals(tmp_path: Path) -> None:
+    """The real-model recipe: SmolLM2-135M-Instruct, two RL steps, the base model's and the
+    trained policy's held-out evals (on two of its held-out questions, one sample each)."""
+    from rl_verifier_server import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
+    held_out = rows(EXAMPLES / "arithmetic" / "heldout.jsonl")
+    train_ids = {row["id"] for row in rows(EXAMPLES / "arithmetic" / "tasks.jsonl")}
+    assert not train_ids & {row["id"] for row in held_out}
+    questions = {row["prompt"] for row in rows(EXAMPLES / "arithmetic" / "tasks.jsonl")}
+    assert not questions & {row["prompt"] for row in held_out}  # no question in both
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(row) + "\n" for row in held_out[:2]))
+    sets = ["eval_every=2", f"eval_tasks={few}", "eval_n=1", "max_tokens=8"]
+    metrics = train_two_steps(EXAMPLES / "arithmetic" / "arithmetic.toml", tmp_path / "run", *sets)
+    evals = [m for m in metrics if m["phase"] == "eval"]
+    assert [m["trained_steps"] for m in evals] == [0, 2]
+    for row in evals:
+        assert row["eval"]["samples"] == 2
+        assert 0 <= row["eval"]["mean_reward"]["mean"] <= 1
+
+
 @pytest.mark.requires("lake")
 def test_lean_recipe_trains_two_steps(tmp_path: Path) -> None:
     train_two_steps(EXAMPLES / "lean" / "lean.toml", tmp_path / "run")

@@ -267,3 +267,27 @@ def test_malformed_config_is_named(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=re.escape(f"{run / 'config.json'}:2: malformed JSON")):
         write_report(run)
     assert not (run / "report.png").exists()
+
+
+def test_the_configs_trivial_baseline_is_a_line_on_the_reward_plot(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from rl_verifier.train import report as report_module
+
+    run = _make_run(tmp_path)
+    config = json.loads((run / "config.json").read_text("utf-8"))
+    config.update(baseline_reward=0.75, baseline_label="always 0.5")
+    (run / "config.json").write_text(json.dumps(config), "utf-8")
+    loaded = report_module.load_run(run)
+    ax = Figure().subplots()
+    report_module._plot_reward(ax, loaded)
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines["always 0.5 (0.750)"].get_ydata()) == [0.75, 0.75]
+    _png, page = write_report(run)
+    assert re.search(r"baseline: always 0\.5</th><td[^>]*>0\.750<", page.read_text("utf-8"))
+
+
+def test_without_a_baseline_no_line_is_drawn(report: tuple[Path, Path, Path]) -> None:
+    _, _, page = report
+    assert "baseline:" not in page.read_text("utf-8")

@@ -134,6 +134,14 @@ class TrainConfig(BaseModel):
     eval_threshold: float = Field(
         default=1.0, description="A held-out sample succeeds when its reward is at least this."
     )
+    baseline_reward: float | None = Field(
+        default=None,
+        description="A trivial policy's mean reward (always 0.5, an empty reply), drawn as a "
+        "line on the report's reward plot; none: no line.",
+    )
+    baseline_label: str = Field(
+        default="trivial baseline", description="The report's legend for baseline_reward."
+    )
 
     @field_validator("loss")
     @classmethod

@@ -356,6 +356,7 @@ def _plot_reward(ax: Axes, run: Run) -> None:
                 label=f"rolling mean ({window} steps)",
             )
     _plot_held_out(ax, run)
+    _plot_baseline(ax, run)
     for i, step in enumerate(_checkpoint_steps(run)):
         ax.axvline(
             step,
@@ -414,6 +415,23 @@ def _plot_held_out(ax: Axes, run: Run) -> None:
     above = [p[3] - p[1] if p[3] is not None else 0.0 for p in points]
     ax.errorbar(steps, means, yerr=[below, above], color="#2ca02c", lw=1.5, marker="s", ms=4,
                 capsize=3, label="held-out mean (95% CI)")  # fmt: skip
+
+
+def baseline(run: Run) -> tuple[float, str] | None:
+    """The config's trivial-policy reward and its label, if it names one."""
+    value = _num(run.config.get("baseline_reward"))
+    if value is None:
+        return None
+    label = run.config.get("baseline_label")
+    return value, label if isinstance(label, str) and label else "trivial baseline"
+
+
+def _plot_baseline(ax: Axes, run: Run) -> None:
+    """A trivial policy's reward (always 0.5, an empty reply) as a horizontal line."""
+    found = baseline(run)
+    if found is not None:
+        value, label = found
+        ax.axhline(value, color="#9467bd", ls="-.", lw=1.2, label=f"{label} ({value:.3f})")
 
 
 def _checkpoint_steps(run: Run) -> list[float]:
@@ -556,7 +574,7 @@ def render_html(run: Run, png: bytes) -> str:
         f"<h1>{_e(title)}</h1>",
         f'<p class="sub">{_e(run.path.resolve())}</p>',
         "<h2>Summary</h2>",
-        _summary_table(summary),
+        _summary_table(summary, run),
         "<h2>Config</h2>",
         _config_table(run.config),
         "<h2>Plots</h2>",
@@ -571,12 +589,18 @@ def render_html(run: Run, png: bytes) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _summary_table(summary: Summary) -> str:
+def _baseline_row(run: Run) -> list[tuple[str, str]]:
+    found = baseline(run)
+    return [] if found is None else [(f"baseline: {_e(found[1])}", f"{found[0]:.3f}")]
+
+
+def _summary_table(summary: Summary, run: Run) -> str:
     steps = f"{summary.steps} (steps {summary.first_step}–{summary.last_step}"
     steps += f", {summary.warmup_steps} warmup)" if summary.warmup_steps else ")"
     rows: list[tuple[str, str]] = [
         ("steps", steps),
         *summary.held_out,
+        *_baseline_row(run),
         ("mean reward, first 3 steps", _fmt_reward(summary.reward_first3)),
         ("mean reward, last 3 steps", _fmt_reward(summary.reward_last3)),
     ]
