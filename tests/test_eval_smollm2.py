@@ -44,6 +44,7 @@ def run_eval(out: Path, *how: str) -> dict[str, Any]:
             "-n", "2", "-k", "1,2", "--max-tokens", "6", "--out", str(out), *how]  # fmt: skip
     done = subprocess.run([*RLV, *args], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "huggingface.co" not in done.stderr  # the tokenizer comes from this machine
     assert f"model          {MODEL}" in done.stdout
     summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
     return summary

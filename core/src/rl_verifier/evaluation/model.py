@@ -83,13 +83,18 @@ def connect(choice: ModelChoice, base_url: str | None, out: Path) -> Iterator[Co
 
 
 def tokenizer(client: Any, choice: ModelChoice, local: bool) -> Any:
-    """The tokenizer for prompts: from this machine's files for a local server (never the
-    hub), else the SDK's."""
-    if not local:
-        return client.get_tokenizer()
+    """The tokenizer for prompts: from this machine's files when they hold it (always, for a
+    local server), else the SDK's. The SDK loads by hub id and asks the hub first, which
+    offline costs two minutes of retries before it settles for the cached copy."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(choice.base_model, local_files_only=True)
+    if choice.base_model is not None:
+        try:
+            return AutoTokenizer.from_pretrained(choice.base_model, local_files_only=True)
+        except OSError:
+            if local:
+                raise
+    return client.get_tokenizer()
 
 
 async def sampling_client(service: Any, choice: ModelChoice) -> Any:
