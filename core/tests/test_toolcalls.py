@@ -8,6 +8,7 @@ import json
 import pytest
 
 import rl_verifier
+import rl_verifier.internal
 from rl_verifier.toolcalls import (
     UNTERMINATED,
     CallSyntaxError,
@@ -25,7 +26,9 @@ from rl_verifier.toolcalls import (
 def test_exported_from_the_package() -> None:
     assert rl_verifier.parse_tool_calls is parse_tool_calls
     assert rl_verifier.ToolCall is ToolCall
-    assert {"ToolCall", "parse_tool_calls", "parse_python_calls"} <= set(rl_verifier.__all__)
+    assert {"ToolCall", "parse_tool_calls"} <= set(rl_verifier.__all__)
+    # the reader's parts and BFCL's formats are shared by our own packages only
+    assert {"parse_python_calls", "tagged_tool_calls"} <= set(rl_verifier.internal.__all__)
 
 
 # Hermes / Qwen --------------------------------------------------------------------------------
