@@ -63,7 +63,9 @@ def test_the_documented_example_prints_what_the_docs_say(base: Path) -> None:
 def test_summary_agrees_with_the_samples_it_was_made_from(base: Path) -> None:
     samples = rows(base / "samples.jsonl")
     settings = json.loads((base / "eval.json").read_text())
-    assert settings["sampling"] == {"max_tokens": 6, "temperature": 1.0, "top_p": 1.0, "seed": 0}
+    assert settings["sampling"] == {
+        "max_tokens": 6, "temperature": 1.0, "top_p": 1.0, "seed": 0, "max_context": 4096
+    }  # fmt: skip
     keys = [(r["task_id"], r["sample_index"]) for r in samples]
     assert sorted(keys) == sorted((t, i) for t in ("common", "rare", "never") for i in range(4))
     summary = json.loads((base / "summary.json").read_text())

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
+from rl_verifier.contracts import TASKSET_PREFIX
 from rl_verifier.errors import UserError
 
 DEFAULT_KS = (1, 5, 10)
@@ -26,7 +27,7 @@ Examples:
 def absolute_source(source: str | None) -> str | None:
     """A tasks file or model directory as an absolute path, so ``eval.json`` names it from
     anywhere; task sets, model names and checkpoints as they are."""
-    if source is None or source.startswith(("taskset:", "tinker://")) or source == "-":
+    if source is None or source.startswith((TASKSET_PREFIX, "tinker://")) or source == "-":
         return source
     return os.path.abspath(source) if Path(source).expanduser().exists() else source
 

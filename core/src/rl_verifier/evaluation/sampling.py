@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from rl_verifier.contracts import Task
+from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Environment, Episode, Turn, run_episode
 from rl_verifier.train.renderer import Renderer
-from rl_verifier.train.rollouts import MAX_CONTEXT
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class SamplingSettings:
     temperature: float = 1.0
     top_p: float = 1.0
     seed: int = 0
+    max_context: int = TrainConfig.model_fields["max_context"].default
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +96,8 @@ class Sampler:
             turns += 1
             return await self.turn(tokens, sample_seed(self.settings.seed, task.id, index, turns))
 
-        episode = await run_episode(self.env, task, self.renderer, next_turn, MAX_CONTEXT)
+        episode = await run_episode(
+            self.env, task, self.renderer, next_turn, self.settings.max_context
+        )
         seed = sample_seed(self.settings.seed, task.id, index, 1)
         return Sampled.of(episode, seed, time.perf_counter() - begin)

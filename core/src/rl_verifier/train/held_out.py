@@ -39,7 +39,9 @@ async def held_out_eval(
     assert plan.eval_rewards is not None  # preflight builds them with eval_every
     begin = time.perf_counter()
     eval_plan = EvalPlan(plan.eval_tasks, plan.eval_rewards, config.eval_n)
-    settings = SamplingSettings(config.max_tokens, config.temperature, 1.0, config.seed)
+    settings = SamplingSettings(
+        config.max_tokens, config.temperature, 1.0, config.seed, config.max_context
+    )
     sampler = Sampler(client, renderer, plan.env, settings)
     rows: list[dict[str, Any]] = []
     await run_missing(eval_plan, sampler, engine, set(), rows.append)
