@@ -21,17 +21,16 @@ from typing import Any
 
 from rl_verifier.batch_calls import batch_request
 from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.errors import UserError
 from rl_verifier.piped import PipedProcess
 from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
 from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     Message,
+    cached_opening,
     call_verify,
     call_verify_group,
     describe,
     open_failure,
-    open_request,
     read_verdict,
     verify_request,
 )
@@ -237,13 +236,9 @@ class ProcessExecutor(Executor):
         self._drains: set[asyncio.Task[None]] = set()
 
     async def run(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
-        known = self._openings.get(id(verifier))
-        if known is None or known[0] is not verifier:
-            try:
-                known = self._openings[id(verifier)] = (verifier, open_request(verifier))
-            except UserError as exc:
-                return Verdict.errored(str(exc))
-        opening = known[1]
+        opening = cached_opening(self._openings, verifier)
+        if isinstance(opening, Verdict):
+            return opening
         queue = self._queue(opening)
         if self.max_batch == 1 or (not self._slots.locked() and not queue.batches.waiting):
             return await self._run_alone(opening, verifier.timeout_s, task, completion)

@@ -46,6 +46,7 @@ from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
     Message,
+    cached_opening,
     describe,
     error_answer,
     open_failure,
@@ -238,13 +239,10 @@ class RayExecutor(Executor):
         return pool
 
     async def _run_batched(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
-        known = self._openings.get(id(verifier))
-        if known is None or known[0] is not verifier:
-            try:
-                known = self._openings[id(verifier)] = (verifier, open_request(verifier))
-            except UserError as exc:
-                return Verdict.errored(str(exc))
-        pool = self._pool(known[1])
+        opening = cached_opening(self._openings, verifier)
+        if isinstance(opening, Verdict):
+            return opening
+        pool = self._pool(opening)
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         pool.queue.waiting.append(Item(task, completion, verifier.timeout_s, future))
         self._start_drains(pool)

@@ -91,6 +91,20 @@ def open_request(verifier: Verifier) -> Message:
     }
 
 
+def cached_opening(
+    openings: dict[int, tuple[Verifier, Message]], verifier: Verifier
+) -> Message | Verdict:
+    """``verifier``'s open message, built once per verifier object and kept in ``openings``;
+    an ``error`` verdict when it cannot be sent to another process."""
+    known = openings.get(id(verifier))
+    if known is None or known[0] is not verifier:
+        try:
+            known = openings[id(verifier)] = (verifier, open_request(verifier))
+        except UserError as exc:
+            return Verdict.errored(str(exc))
+    return known[1]
+
+
 def verify_request(key: str, task: Task, completion: Completion) -> Message | Verdict:
     """The ``verify`` message for one sample, or an ``error`` verdict when the sample cannot
     be encoded (a reference nested past pydantic's depth limit, say): nothing is sent then."""
