@@ -23,7 +23,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _BODY = "(?:[^{quote}\\\\\n\r\x00\ud800-\udfff]|\\\\[ntr\\\\'\"])*"
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
 ESCAPE = re.compile(r"\\(.)")
-SCALAR = re.compile(
+_SCALAR = (
     _SPACE
     + "(?:"
     + f"'({_BODY.format(quote=chr(39))})'"  # 1: single-quoted string
@@ -34,8 +34,10 @@ SCALAR = re.compile(
     + r"|(\.\.\.)"  # 6: Ellipsis
     + ")"
     + _SPACE
-    + r"(?=[,)\]}:])"
 )
+SCALAR = re.compile(_SCALAR + r"(?=[,)\]}:])")
+# The usual argument in one match: name = scalar, then the , or ) after it (group 8).
+KEYWORD_SCALAR = re.compile(_SPACE + f"({_NAME}){_SPACE}=(?!=)" + _SCALAR + "([,)])")
 OPENER = re.compile(_SPACE + rf"(?:([\[{{(])|({_NAME}(?:\.{_NAME})*)\()")
 KEYWORD = re.compile(_SPACE + rf"({_NAME}){_SPACE}=(?!=)")
 DELIMITER = re.compile(_SPACE + r"([,)\]}:])")
@@ -105,15 +107,36 @@ def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], 
     positional ones (read, then left out) came before them."""
     arguments: dict[str, Any] = {}
     positional = False
-    found = DELIMITER.match(source, position)
-    if found is not None and found.group(1) == ")":
-        return arguments, found.end(), positional
-    while True:
+    while True:  # at the start, or after a comma
+        usual = KEYWORD_SCALAR.match(source, position)
+        if usual is not None:
+            name, single, double, floating, integer, bare, _, mark = usual.groups()
+            if name in arguments or name in RESERVED or name in CONSTANTS:
+                raise _Outside  # a repeated keyword argument is a syntax error
+            if single is not None or double is not None:
+                text = double if single is None else single
+                value = ESCAPE.sub(_unescape, text) if "\\" in text else text
+            elif integer is not None:
+                value = int(integer)
+            elif floating is not None:
+                value = float(floating)
+            elif bare is not None:
+                value = _bare(bare)
+            else:
+                value = "..."
+            arguments[name] = value
+            position = usual.end()
+            if mark == ")":
+                return arguments, position, positional
+            continue
+        found = DELIMITER.match(source, position)
+        if found is not None and found.group(1) == ")":
+            return arguments, found.end(), positional  # f() or a trailing comma
         named = KEYWORD.match(source, position)
         if named is not None:
             name = named.group(1)
             if name in arguments or name in RESERVED or name in CONSTANTS:
-                raise _Outside  # a repeated keyword argument is a syntax error
+                raise _Outside
             arguments[name], position = _value(source, named.end(), depth)
         elif arguments:
             raise _Outside  # a positional argument after a keyword one is a syntax error
@@ -129,9 +152,15 @@ def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], 
             return arguments, position, positional
         if mark != ",":
             raise _Outside
-        after = DELIMITER.match(source, position)
-        if after is not None and after.group(1) == ")":
-            return arguments, after.end(), positional
+
+
+def _bare(name: str) -> Any:
+    """A bare name's value: True, False, None, or its text."""
+    if name in CONSTANTS:
+        return CONSTANTS[name]
+    if name in RESERVED:
+        raise _Outside
+    return name
 
 
 def _unescape(escape: re.Match[str]) -> str:
@@ -151,11 +180,7 @@ def _value(source: str, position: int, depth: int) -> tuple[Any, int]:
         if kind == 3:
             return float(text), end
         if kind == 5:
-            if text in CONSTANTS:
-                return CONSTANTS[text], end
-            if text in RESERVED:
-                raise _Outside
-            return text, end
+            return _bare(text), end
         return "...", end
     if depth >= MAX_DEPTH:
         raise _Outside
