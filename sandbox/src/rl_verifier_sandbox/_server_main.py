@@ -17,6 +17,7 @@ import base64
 import contextlib
 import ctypes
 import errno
+import gc
 import importlib
 import json
 import os
@@ -413,6 +414,7 @@ def main() -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     _warm(sys.argv[2:])
+    gc.freeze()  # a child's collections then skip (and do not copy) the server's warm objects
     ctrl = socket.socket(fileno=os.dup(0))
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1):
