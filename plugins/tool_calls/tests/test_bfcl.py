@@ -477,3 +477,15 @@ def test_java_call_text_without_tree_sitter_is_an_infrastructure_error(
     finally:
         sourcecalls._parser.cache_clear()
     assert verdict.status is Status.ERROR and sourcecalls.EXTRA in str(verdict.error)
+
+
+def test_each_task_is_checked_against_its_own_rows() -> None:
+    # Rows are read once per task (by the rows' identity); fresh rows, many more than are
+    # kept, each with its own answer, are each checked against their own.
+    verifier = ToolCallsVerifier({"mode": "bfcl"})
+    for i in range(4200):
+        reference = rows(f"simple_python_{i}", [WEATHER], [{"get_weather": {"city": [f"C{i}"]}}])
+        task = Task(id=reference["question"]["id"], prompt="...", reference=reference)
+        for city, reward in ((f"C{i}", 1.0), ("C0", float(i == 0))):
+            output = Completion(task_id=task.id, completion=f"[get_weather(city='{city}')]")
+            assert verifier.verify(task, output).reward == reward
