@@ -55,6 +55,10 @@ NESTED = {"k": (True, None)}
         ),
         ("[f(t=(1,), u=(2), v=())]", [("f", {"t": (1,), "u": 2, "v": ()})]),
         ("[f(1, 'x', a='it\\'s\\n\\\\', b=...,),]", [("f", {"a": "it's\n\\", "b": "..."})]),
+        (
+            "[f(**{'k': 1}, a=2), g(b=1, **x)]",
+            [("f", {"**": {"k": 1}, "a": 2}), ("g", {"b": 1, "**": "x"})],
+        ),
         ("[]", []),
         ("[f()]", [("f", {})]),
         ("[f(a={1: 'x', True: 'y', 1.0: 'z'})]", [("f", {"a": {1: "z"}})]),
@@ -94,7 +98,8 @@ def test_reads_the_common_shape_as_ast_does(text: str, calls: list[Any]) -> None
         "[f(a=0x1f)]",
         "[f(a=1j)]",
         "[f(a=--1)]",
-        "[f(**k)]",
+        "[f(**k, 1)]",
+        "[f(**k, **j)]",
         "[f(a=1)] + [g()]",
         "[(f(a=1))]",
         "[f(a=1)(b=2)]",
@@ -171,6 +176,8 @@ def random_call(rng: random.Random, depth: int = 0) -> str:
     arguments = [f"{n}={random_value(rng, depth)}" for n in names]
     if rng.random() < 0.1:
         arguments.insert(0, random_value(rng, depth))  # positional, ignored
+    if rng.random() < 0.1:
+        arguments.insert(rng.randint(0, len(arguments)), "**" + random_value(rng, depth))
     space = rng.choice(["", " ", "\n", "  "])
     return f"{name}({(',' + space).join(arguments)})"
 

@@ -40,6 +40,8 @@ SCALAR = re.compile(_SCALAR + r"(?=[,)\]}:])")
 KEYWORD_SCALAR = re.compile(_SPACE + f"({_NAME}){_SPACE}=(?!=)" + _SCALAR + "([,)])")
 OPENER = re.compile(_SPACE + rf"(?:([\[{{(])|({_NAME}(?:\.{_NAME})*)\()")
 KEYWORD = re.compile(_SPACE + rf"({_NAME}){_SPACE}=(?!=)")
+SPLAT = re.compile(_SPACE + r"\*\*")
+DOUBLE_STAR = "**"  # the argument name ast's reader gives ``f(**x)``
 DELIMITER = re.compile(_SPACE + r"([,)\]}:])")
 CALL = re.compile(_SPACE + rf"({_NAME}(?:\.{_NAME})*)\(")
 CONSTANTS: dict[str, Any] = {"True": True, "False": False, "None": None}
@@ -133,11 +135,16 @@ def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], 
         if found is not None and found.group(1) == ")":
             return arguments, found.end(), positional  # f() or a trailing comma
         named = KEYWORD.match(source, position)
+        splat = None if named is not None else SPLAT.match(source, position)
         if named is not None:
             name = named.group(1)
             if name in arguments or name in RESERVED or name in CONSTANTS:
                 raise _Outside
             arguments[name], position = _value(source, named.end(), depth)
+        elif splat is not None:
+            if DOUBLE_STAR in arguments:
+                raise _Outside
+            arguments[DOUBLE_STAR], position = _value(source, splat.end(), depth)
         elif arguments:
             raise _Outside  # a positional argument after a keyword one is a syntax error
         else:
