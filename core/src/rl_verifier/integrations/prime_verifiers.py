@@ -6,6 +6,9 @@
 - ``VerifierTaskset`` is a v1 ``Taskset`` of ``VerifierTask`` built from any of our task
   sources (``taskset:NAME`` or a JSONL path), under the taskset id ``rl-verifier-tasks``
   (``vf-eval rl-verifier-tasks --env.taskset.source ...``; see ``rl_verifier_tasks``).
+- ``VerifierGroupEnv`` (``prime_verifiers_group``, env id ``rl-verifier-group``) runs n
+  attempts of a task and scores them together: the place for group verifiers, which a
+  reward function (one rollout at a time) refuses with an error naming that env.
 
 The completion scored is the agent's final reply (``trace.last_reply``). An ``ok`` or
 ``invalid`` score is the reward; its components become metrics (``rlv/<name>``) with
@@ -31,6 +34,7 @@ from rl_verifier.errors import UserError
 from rl_verifier.integrations.common import VerifierUnfinished, metric_name, unfinished
 from rl_verifier.resolve import load_task_source
 from rl_verifier.scorer import Scorer
+from rl_verifier.verifier import GroupOnly
 
 __all__ = [
     "VerifierTask",
@@ -43,6 +47,7 @@ __all__ = [
 ]
 
 Executor = Literal["process", "inline", "ray"]
+GROUP_ENV_ID = "rl-verifier-group"
 _scorers: dict[str, Scorer] = {}
 _scorers_lock = threading.Lock()
 
@@ -91,6 +96,20 @@ def record(trace: Any, score: Score) -> float:
     raise unfinished(score)
 
 
+async def score_reply(scorer: Scorer, data: Any, trace: Any) -> float:
+    """Score one rollout's final reply and record it; a group verifier refuses, naming
+    the env that scores a task's attempts together."""
+    try:
+        score = await scorer.ascore(task_of(data), trace.last_reply)
+    except GroupOnly as exc:
+        raise UserError(
+            f"{exc}. A v1 reward function sees one rollout at a time: run the env "
+            f"{GROUP_ENV_ID} (--env.id {GROUP_ENV_ID} --env.n N), which scores the N "
+            "attempts of a task as one group"
+        ) from None
+    return record(trace, score)
+
+
 class RewardFunction:
     """A v1 reward function ``(task, trace) -> float`` scoring with one ``Scorer``."""
 
@@ -111,7 +130,7 @@ class RewardFunction:
     async def __call__(self, task: Any, trace: Any) -> float:
         """``task`` is what v1 passes by that name: the task's data (or the task)."""
         data = task.data if isinstance(task, vf.Task) else task
-        return record(trace, await self.scorer.ascore(task_of(data), trace.last_reply))
+        return await score_reply(self.scorer, data, trace)
 
 
 def reward_function(
@@ -159,7 +178,7 @@ class VerifierTask(vf.Task[VerifierTaskData, vf.State, VerifierTaskConfig]):  # 
     async def rlv(self, trace: Any) -> float:
         config = self.config
         scorer = shared_scorer(config.spec, config.settings, config.executor, config.workers)
-        return record(trace, await scorer.ascore(task_of(self.data), trace.last_reply))
+        return await score_reply(scorer, self.data, trace)
 
 
 class VerifierTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
