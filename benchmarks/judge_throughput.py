@@ -7,13 +7,17 @@ calls at once: first with the judge-call cache off (the baseline: every sample i
 call), then with a fresh on-disk cache, then re-scored (a resumed run: no call at all).
 
 Run: .venv/bin/python benchmarks/judge_throughput.py [--model rlv/tiny-chat] [--levels 1,8,32]
+     [--format logprobs]
      (the default judge is the built-in SmolLM2-135M-Instruct; --max-tokens bounds replies;
-     "not ok": the share of rows that are not ``ok``, mostly replies not in the asked format)
+     --format logprobs: one score digit on 1..5 read from the first token's probabilities,
+     replies of at most 3 tokens; "not ok": the share of rows that are not ``ok``, mostly
+     replies not in the asked format; "load": the 1-minute load average after the row)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -52,6 +56,7 @@ def main() -> None:
     parser.add_argument("--model", default=smollm2.SMOLLM2_NAME)
     parser.add_argument("--levels", default="1,8,32")
     parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--format", choices=["score_line", "logprobs"], default="score_line")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory() as folder:
@@ -59,11 +64,16 @@ def main() -> None:
         preload = tuple(dict.fromkeys(["rlv/tiny-chat", args.model]))
         with LocalServer(data / "serve", preload=preload) as server:
             base = {"base_url": f"{server.url}/v1", "model": args.model,
-                    "max_tokens": args.max_tokens, "deadline_s": 600, "retries": 0}  # fmt: skip
-            print(f"judge {args.model} at {server.url}/v1, replies <= {args.max_tokens} tokens")
+                    "max_tokens": args.max_tokens, "deadline_s": 600, "retries": 0,
+                    "format": args.format}  # fmt: skip
+            if args.format == "logprobs":
+                base["scale"] = (1, 5)
+            replies = ("one score digit" if args.format == "logprobs"
+                       else f"replies <= {args.max_tokens} tokens")  # fmt: skip
+            print(f"judge {args.model} at {server.url}/v1, format {args.format}, {replies}")
             run({**base, "cache": "off"}, ["warm-up"], 1)  # the model's first call loads it
             header = f"{'concurrent':>10} {'run':<10} {'samples':>7} {'wall s':>7} {'calls':>6} "
-            print(header + f"{'calls/s':>8} {'samples/s':>9} {'hit rate':>9} {'not ok':>7}")
+            print(header + f"{'calls/s':>8} {'samples/s':>9} {'hit rate':>9} {'not ok':>7} load")
             for level in levels:
                 texts = completions(2 * level)
                 cache = str(data / f"cache-{level}.sqlite")
@@ -75,7 +85,8 @@ def main() -> None:
                     calls, rate, hits, bad = figures(wall, scores)
                     speed = len(texts) / wall
                     print(f"{level:>10} {label:<10} {len(texts):>7} {wall:>7.2f} {calls:>6} "
-                          f"{rate:>8.2f} {speed:>9.1f} {hits:>9.2f} {bad:>7.2f}")  # fmt: skip
+                          f"{rate:>8.2f} {speed:>9.1f} {hits:>9.2f} {bad:>7.2f} "
+                          f"{os.getloadavg()[0]:.1f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -169,3 +169,24 @@ def test_tool_warmup_teaches_the_format_not_the_policy() -> None:
     assert components["answer"] == 0.0  # no answer is taught
     assert 0.4 < components["citation_validity"] < 0.6  # half cite a returned document
     assert 1.4 < components["calls"] < 1.6  # half search twice, over the budget of one
+
+
+def test_judge_rank_recipe_is_a_valid_run_with_a_held_out_split(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its files only (a run needs a second SmolLM2 as judge: minutes, measured in its
+    README): held-out questions never trained on, the TOML a valid run, its judge settings
+    valid for judge_rank and pointed at the judge server with_judge.py starts."""
+    import tomllib
+
+    from rl_verifier.train.config import TrainConfig
+    from rl_verifier_judge import JudgeRankVerifier
+
+    folder = EXAMPLES / "judge_rank"
+    train, held_out = rows(folder / "tasks.jsonl"), rows(folder / "heldout.jsonl")
+    assert not {r["prompt"] for r in train} & {r["prompt"] for r in held_out}
+    config = TrainConfig.model_validate(tomllib.loads((folder / "judge_rank.toml").read_text()))
+    assert config.reward == "judge_rank" and config.eval_n >= 2  # a held-out group is ranked
+    monkeypatch.setenv("RLV_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    judge = JudgeRankVerifier(config.verifier_config)
+    assert judge.config.format == "logprobs" and judge.config.base_url == "http://127.0.0.1:9/v1"

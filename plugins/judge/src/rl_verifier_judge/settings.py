@@ -13,6 +13,13 @@ from rl_verifier import Verifier, VerifierConfig
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # rlv serve's default address
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 CACHE_VARIABLE = "RLV_JUDGE_CACHE"
+BASE_URL_VARIABLE = "RLV_JUDGE_BASE_URL"
+
+
+def default_base_url() -> str:
+    """``$RLV_JUDGE_BASE_URL`` if set (a judge server started beside a run), else ``rlv
+    serve``'s default address."""
+    return os.environ.get(BASE_URL_VARIABLE, "").strip() or DEFAULT_BASE_URL
 
 
 def default_cache() -> str:
@@ -29,7 +36,9 @@ class JudgeSettings(VerifierConfig):
     """An OpenAI-compatible chat endpoint, its sampling settings and the call policy."""
 
     base_url: str = Field(
-        default=DEFAULT_BASE_URL, description="OpenAI-compatible API root (ends in /v1)."
+        default_factory=default_base_url,
+        description="OpenAI-compatible API root (ends in /v1). "
+        "Default: $RLV_JUDGE_BASE_URL, else http://127.0.0.1:8000/v1.",
     )
     model: str = Field(default=DEFAULT_MODEL, description="The judge model's name there.")
     api_key_env: str | None = Field(
