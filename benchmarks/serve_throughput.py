@@ -8,6 +8,11 @@ Prints, side by side with the baseline and the ratio (goal: within 10%, ratio >=
 - LoRA training tokens/s (8 datums x --seq-len tokens: forward_backward with
   importance_sampling + optim_step), against a plain peft step: forward, the same loss,
   backward, ``torch.optim.AdamW.step``
+- the same two figures per CPU second: the server's CPU time plus this process's (the SDK)
+  against this process's CPU time for plain, which a busy machine disturbs far less than
+  wall time
+- 8 concurrent requests of one sample each (the LLM judge's pattern, batched by the
+  server) against one group-of-8 request: their wall time
 - forward_backward alone, and the per-call overhead: an SDK round trip of a 2-token forward
   and a bare HTTP healthz, each as a share of the training step
 
@@ -154,17 +159,33 @@ def baseline(
     return sample, step
 
 
-def in_turns(pairs: dict[str, tuple[Callable[[], None], Callable[[], None]]], repeats: int
-             ) -> dict[str, tuple[float, float]]:  # fmt: skip
-    """Median seconds of each (ours, plain) pair, timed alternately."""
-    times: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in pairs}
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def in_turns(pairs: dict[str, tuple[Callable[[], None], Callable[[], None]]], repeats: int,
+             server_pid: int) -> dict[str, tuple[float, float, float, float]]:  # fmt: skip
+    """Median (wall s ours, wall s plain, CPU s ours, CPU s plain) of each pair, timed
+    alternately. Our CPU seconds are the server's plus this process's (the SDK's share);
+    plain's are this process's."""
+    times: dict[str, list[list[float]]] = {k: [[], [], [], []] for k in pairs}
     for _ in range(repeats):
         for key, (ours, plain) in pairs.items():
-            for fn, out in ((ours, times[key][0]), (plain, times[key][1])):
+            for side, fn in enumerate((ours, plain)):
+                server_before, cpu_before = process_cpu_s(server_pid), time.process_time()
                 start = time.perf_counter()
                 fn()
-                out.append(time.perf_counter() - start)
-    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in times.items()}
+                times[key][side].append(time.perf_counter() - start)
+                cpu = time.process_time() - cpu_before
+                if side == 0:
+                    cpu += process_cpu_s(server_pid) - server_before
+                times[key][2 + side].append(cpu)
+    return {
+        k: (statistics.median(a), statistics.median(b), statistics.median(c), statistics.median(d))
+        for k, (a, b, c, d) in times.items()
+    }
 
 
 def model_directory(name: str) -> Path:
@@ -218,19 +239,25 @@ def main() -> None:
         plain_sample, plain_step = baseline(
             model_directory(model), args.device, args.rank, args.max_tokens, args.seq_len
         )
+
+        def group() -> None:
+            sampler.sample(prompt=prompt, num_samples=GROUP, sampling_params=params).result()
+
+        def singles() -> None:  # the judge's pattern: GROUP requests of one sample at once
+            seeded = [params.model_copy(update={"seed": i}) for i in range(GROUP)]
+            pending = [sampler.sample(prompt=prompt, num_samples=1, sampling_params=p)
+                       for p in seeded]  # fmt: skip
+            for future in pending:
+                future.result()
+
+        assert server.process is not None
         load_before = os.getloadavg()[0]
         medians = in_turns(
-            {
-                "sample": (
-                    lambda: sampler.sample(
-                        prompt=prompt, num_samples=GROUP, sampling_params=params
-                    ).result(),
-                    plain_sample,
-                ),
-                "step": (step, plain_step),
-            },
+            {"sample": (group, plain_sample), "step": (step, plain_step),
+             "singles": (singles, group)},
             args.repeats,
-        )
+            server.process.pid,
+        )  # fmt: skip
         load_after = os.getloadavg()[0]
         fwdbwd_s = timed(lambda: training.forward_backward(batch, "importance_sampling").result())
         tiny = types.Datum(
@@ -245,7 +272,9 @@ def main() -> None:
 
         http_s = timed(health, repeats=50)
 
-    (sample_s, plain_sample_s), (step_s, plain_step_s) = medians["sample"], medians["step"]
+    sample_s, plain_sample_s, sample_cpu, plain_sample_cpu = medians["sample"]
+    step_s, plain_step_s, step_cpu, plain_step_cpu = medians["step"]
+    singles_s, group_s, singles_cpu, _ = medians["singles"]
     sampled = GROUP * args.max_tokens
     trained = GROUP * args.seq_len
     print(f"model: {model}  device: {args.device}  LoRA rank {args.rank}")
@@ -259,6 +288,17 @@ def main() -> None:
          trained / plain_step_s),
     ):  # fmt: skip
         print(f"{label:<46} {ours:>12.1f} {theirs:>12.1f} {ours / theirs:>7.2f}")
+    for label, ours, theirs in (
+        ("sampled tokens per CPU second (same work)", sampled / sample_cpu,
+         sampled / plain_sample_cpu),
+        ("trained tokens per CPU second (same work)", trained / step_cpu,
+         trained / plain_step_cpu),
+    ):  # fmt: skip
+        print(f"{label:<46} {ours:>12.1f} {theirs:>12.1f} {ours / theirs:>7.2f}")
+    print(f"{f'{GROUP} concurrent 1-sample requests, s':<46} {singles_s:>12.2f}"
+          f"   CPU {singles_cpu:.2f} s")  # fmt: skip
+    print(f"{f'one group-of-{GROUP} request, s':<46} {group_s:>12.2f}"
+          f"   = {group_s / singles_s:.2f} x the concurrent requests' time")  # fmt: skip
     print(f"{'start to healthz answered, s (target < 10)':<46} {startup_s:>12.2f}")
     print(
         f"{f'forward_backward tokens/s (8 x {args.seq_len})':<46} "

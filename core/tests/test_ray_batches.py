@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
-from rl_verifier import Completion, Task, Verdict, Verifier
-from rl_verifier.batch_calls import batch_request, verify_batch_answer
+from rl_verifier import Completion, Status, Task, Verdict, Verifier
+from rl_verifier.batch_calls import batch_request, batch_verdicts, verify_batch_answer
 from rl_verifier.ray_batches import BatchQueue, Item
 
 TASK = Task(id="t", prompt="p", reference={"answer": "4"})
@@ -28,6 +29,15 @@ class AsyncNapper(Verifier):
     async def verify(self, task: Task, completion: Completion) -> Verdict:
         await asyncio.sleep(float(completion.text()))
         return Verdict.ok(0.5)
+
+
+class Judge(Verifier):
+    """Reward 1 for "1", 0 for "0"; fails on anything else."""
+
+    name = "judge"
+
+    def verify(self, task: Task, completion: Completion) -> Verdict:
+        return Verdict.ok(float(int(completion.text())))
 
 
 def items(count: int, timeout_s: float = 1.0) -> list[Item]:
@@ -117,7 +127,7 @@ def test_batch_request_sends_each_task_once_and_refuses_what_cannot_be_encoded()
         assert message["samples"][0][1] == completion.model_dump(mode="json")
 
 
-def answer(verifier: Verifier, commands: list[str], timeout_s: float) -> dict[str, object]:
+def answer(verifier: Verifier, commands: list[str], timeout_s: float) -> dict[str, Any]:
     samples = [(TASK, Completion(task_id="t", completion=c)) for c in commands]
     message, _, _ = batch_request("key", samples)
     return asyncio.run(verify_batch_answer(verifier, message, timeout_s))
@@ -126,14 +136,24 @@ def answer(verifier: Verifier, commands: list[str], timeout_s: float) -> dict[st
 def test_a_sample_past_its_deadline_stops_the_batch_there() -> None:
     result = answer(Napper({}), ["0", "0", "3", "0"], timeout_s=0.3)
     assert result["timed_out"] == 2
-    assert [a["ok"] for a in result["answers"]] == [True, True]  # type: ignore[attr-defined]
+    assert [v.reward for v in batch_verdicts(result)] == [1.0, 1.0]
     result = answer(AsyncNapper({}), ["0", "3", "0"], timeout_s=0.3)
-    assert result["timed_out"] == 1 and len(result["answers"]) == 1  # type: ignore[arg-type]
+    assert result["timed_out"] == 1
+    assert [v.reward for v in batch_verdicts(result)] == [0.5]
 
 
 def test_every_sample_of_a_batch_is_answered() -> None:
     result = answer(Napper({}), ["0", "oops", "0"], timeout_s=5.0)
-    answers = result["answers"]
+    verdicts = batch_verdicts(result)
     assert result["timed_out"] is None
-    assert [a["ok"] for a in answers] == [True, False, True]  # type: ignore[attr-defined]
-    assert "ValueError" in answers[1]["error"]  # type: ignore[index]
+    assert [v.status for v in verdicts] == [Status.OK, Status.ERROR, Status.OK]
+    assert "ValueError" in (verdicts[1].error or "")
+    assert "Traceback" in verdicts[1].info["traceback"]
+
+
+def test_a_batch_answer_sends_each_distinct_verdict_once() -> None:
+    result = answer(Judge({}), ["1", "0", "1", "x", "0", "x"], timeout_s=5.0)
+    verdicts = batch_verdicts(result)
+    assert [v.reward for v in verdicts] == [1.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    assert [v.status for v in verdicts].count(Status.ERROR) == 2
+    assert len(result["answers"]) == 4  # two verdicts, and each error with its own trace

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import select
+
 from rl_verifier_sandbox.api import Job, Limits
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
@@ -49,3 +53,71 @@ def test_script_and_module_entries(pool: PythonPool) -> None:
     files = {"m.py": "import sys; print('mod', sys.argv[1:])", "s.py": "import m"}
     assert pool.run(Job(argv=("python", "-m", "m", "x"), files=files)).stdout == b"mod ['x']\n"
     assert pool.run(Job(argv=("python", "s.py"), files=files)).stdout == b"mod []\n"
+
+
+def talk(pool: PythonPool, code: str, *flags: str) -> tuple[bytes, bytes]:
+    """One live job: its first line of output (it gets ``go`` on stdin), then its stderr."""
+    live = pool.open_process(Job(argv=("python", *flags, "-c", code)))
+    try:
+        os.write(live.stdin_fd, b"go\n")
+        out = b""
+        while b"\n" not in out and select.select([live.stdout_fd], [], [], 10)[0]:
+            chunk = os.read(live.stdout_fd, 1 << 16)
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        live.finish()
+    return out.split(b"\n")[0], bytes(live.stderr)
+
+
+POLLUTE = """
+import builtins, os, subprocess, sys, threading, time, pytest
+open('left', 'w').write('1'); open('/tmp/left', 'w').write('1'); open('/dev/shm/left', 'w')
+os.environ['RLV_LEFT'] = '1'
+pytest.main = None
+sys.modules['json'] = None
+threading.Thread(target=time.sleep, args=(60,), daemon=False).start()
+subprocess.Popen(['sleep', '60'], start_new_session=True)
+if os.fork() == 0:
+    time.sleep(60)
+sys.stdin.readline()
+print('polluted', flush=True)
+print('to stderr', file=sys.stderr, flush=True)
+builtins.len = lambda x: 0
+"""
+PROBE = """
+import builtins, glob, json, os, sys, pytest
+sys.stdin.readline()
+seen = {
+    'files': glob.glob('/job/*') + glob.glob('/tmp/*') + glob.glob('/dev/shm/*'),
+    'env': 'RLV_LEFT' in os.environ,
+    'len': len([1]),
+    'pytest': pytest.main is None,
+    'procs': [
+        p for p in os.listdir('/proc')
+        if p.isdigit() and int(p) not in (1, os.getppid(), os.getpid())
+    ],
+}
+print(json.dumps(seen), flush=True)
+"""
+
+
+def test_live_job_leaves_nothing_for_the_next(pool: PythonPool) -> None:
+    """A live job forked by the warm server (one server, so the same for both jobs): files,
+    environment, patched builtins and modules, threads and processes die with it."""
+    assert talk(pool, POLLUTE) == (b"polluted", b"to stderr\n")
+    line, _ = talk(pool, PROBE)
+    assert json.loads(line) == {"files": [], "env": False, "len": 1, "pytest": False, "procs": []}
+
+
+def test_live_job_with_dash_s_sees_no_site_packages(pool: PythonPool) -> None:
+    """``-I -S`` as in a fresh interpreter: the server's warm pytest is not importable."""
+    code = "import sys; sys.stdin.readline(); import pytest"
+    _, stderr = talk(pool, code, "-I", "-S")
+    assert b"ModuleNotFoundError: No module named 'pytest'" in stderr
+
+
+def test_live_job_killing_its_server_is_reported_and_the_server_replaced(pool: PythonPool) -> None:
+    assert talk(pool, "import os; os.kill(os.getppid(), 9)") == (b"", b"")
+    assert talk(pool, "import sys; sys.stdin.readline(); print('again')")[0] == b"again"

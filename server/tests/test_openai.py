@@ -5,6 +5,7 @@ sampling options, usage counts, keys and limits."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -252,6 +253,31 @@ def test_streamed_errors_before_the_first_token_are_4xx(client: openai.OpenAI) -
     long_prompt = [[7] * 2047]
     with pytest.raises(openai.BadRequestError, match="context length"):
         list(client.completions.create(model=MODEL, prompt=long_prompt, max_tokens=4, stream=True))
+
+
+def test_concurrent_requests_get_what_they_get_alone(client: openai.OpenAI) -> None:
+    """Sent together they are decoded as one batch: each seeded or greedy request gets the
+    answer it gets alone, with its own limits and stop, and one that fails fails alone."""
+    requests: list[dict[str, object]] = [
+        {"messages": HI, "max_tokens": 12, "n": 2, "seed": 1},
+        {"messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 3, "seed": 5},
+        {"messages": HI, "max_tokens": 20, "seed": 2, "stop": ["e"]},
+        {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 9, "temperature": 0},
+        {"messages": [{"role": "user", "content": "word " * 3000}], "max_tokens": 4},
+    ]
+
+    def ask(options: dict[str, object]) -> list[str] | str:
+        try:
+            answer = client.chat.completions.create(model=MODEL, **options)  # type: ignore[call-overload]
+        except openai.BadRequestError as error:
+            return str(error)
+        return [f"{c.finish_reason}:{c.message.content}" for c in answer.choices]
+
+    alone = [ask(options) for options in requests]
+    with ThreadPoolExecutor(len(requests)) as pool:
+        together = list(pool.map(ask, requests))
+    assert together[:4] == alone[:4]
+    assert "context length" in str(together[4])
 
 
 @pytest.mark.skipif(not smollm2.is_available(), reason=smollm2.INSTALL_HINT)

@@ -15,13 +15,14 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+from rl_verifier.batch_calls import batch_verdicts
 from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.verifier_calls import Message, read_verdict
+from rl_verifier.verifier_calls import Message
 
 COST_WEIGHT = 0.3  # weight of the newest batch in the running cost per sample
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     """One sample waiting for (or in) a batch."""
 
@@ -101,13 +102,13 @@ def settle_batch(queue: BatchQueue, items: list[Item], outcome: Message, who: st
     """Settle what a batch answer judged (``who`` names the worker kind in errors) and
     teach ``queue`` its cost; the position of the sample that ran past its deadline (the
     caller retires the worker and sends the samples after it again), or None."""
-    answers = outcome["answers"]
+    verdicts = batch_verdicts(outcome)
     stopped: int | None = outcome["timed_out"]
-    for item, answer in zip(items, answers, strict=False):
-        item.settle(read_verdict(answer))
-    queue.observe(len(answers), outcome["busy_s"])
+    for item, verdict in zip(items, verdicts, strict=False):
+        item.settle(verdict)
+    queue.observe(len(verdicts), outcome["busy_s"])
     if stopped is None:
-        for item in items[len(answers) :]:
+        for item in items[len(verdicts) :]:
             item.settle(Verdict.errored(f"verifier {who} answered fewer samples than sent"))
         return None
     timeout_s = items[stopped].timeout_s

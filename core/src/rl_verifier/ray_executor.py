@@ -192,6 +192,7 @@ class RayExecutor(Executor):
         self._pools: dict[str, _Pool] = {}
         self._slots: asyncio.Semaphore | None = None
         self._openings: dict[int, tuple[Verifier, Message]] = {}
+        self._queued: dict[int, tuple[Verifier, _Pool]] = {}  # each verifier's pool
         self._drains: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
@@ -239,13 +240,17 @@ class RayExecutor(Executor):
         return pool
 
     async def _run_batched(self, verifier: Verifier, task: Task, completion: Completion) -> Verdict:
-        opening = cached_opening(self._openings, verifier)
-        if isinstance(opening, Verdict):
-            return opening
-        pool = self._pool(opening)
+        known = self._queued.get(id(verifier))
+        if known is None or known[0] is not verifier:
+            opening = cached_opening(self._openings, verifier)
+            if isinstance(opening, Verdict):
+                return opening
+            known = self._queued[id(verifier)] = (verifier, self._pool(opening))
+        pool = known[1]
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         pool.queue.waiting.append(Item(task, completion, verifier.timeout_s, future))
-        self._start_drains(pool)
+        if not pool.free.empty():
+            self._start_drains(pool)
         return await future
 
     def _start_drains(self, pool: _Pool) -> None:
@@ -414,7 +419,7 @@ class RayExecutor(Executor):
             return
         drains, self._drains = list(self._drains), set()
         await stop_batches(drains, [pool.queue for pool in self._pools.values()], "ray executor")
-        self._openings = {}
+        self._openings, self._queued = {}, {}
         handles = [s.handle for p in self._pools.values() for s in p.slots if s.handle]
         self._pools = {}
         if handles:

@@ -166,10 +166,13 @@ def open_failure(answer: Message) -> Verdict | None:
 
 
 def read_verdict(answer: Message) -> Verdict:
-    """The verdict in a ``verify`` answer; a fault or a malformed verdict is ``error``."""
+    """The verdict in a ``verify`` answer (a dict, or in a batch answer a JSON text); a
+    fault or a malformed verdict is ``error``."""
     if not answer["ok"]:
         return Verdict.errored(answer["error"], traceback=answer.get("traceback", ""))
     try:
+        if "json" in answer:
+            return Verdict.model_validate_json(answer["json"])
         return Verdict.model_validate(answer["verdict"])
     except ValidationError as exc:
         return Verdict.errored(f"verify() returned a malformed verdict: {exc}")

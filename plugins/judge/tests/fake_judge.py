@@ -4,17 +4,23 @@ scripted judge that grades by a fixed rule, and faults on request.
 The model name picks the behaviour: ``scripted`` grades (a completion holding the
 reference answer gets 8, else 2; without a reference, shorter is better); ``biased``
 favours whatever it is shown first; ``fault:KIND[:N]`` injects a fault (for the first N
-requests of that model, then grades, where N is given). Like a real judge that was fooled,
-the scripted judge reads each ``<completion>`` block up to the first closing tag and
-decodes it as JSON; a block it cannot decode (a completion that broke out) gets the top
-score. Its replies quote the completion, so an injected ``Score:`` line or JSON verdict
-reaches the reply text, though never its final line or its JSON structure.
+requests of that model, then grades, where N is given). Asked for ``logprobs`` it replies
+with one score digit (the rule's grade on the asked scale) and its first-token
+alternatives: 0.7 on that digit, 0.1 on it after a space, 0.2 on "The" (``spread``: 0.5
+on 2, 0.3 on 4, 0.2 on "The"; ``fault:lowmass``: 0.9 on "The"; ``fault:nologprobs``:
+none sent); ``completions-shape`` sends them as ``top_logprobs: [{token: logprob}]``, as
+the completions API does. Like a real judge that was fooled, the scripted judge reads
+each ``<completion>`` block up to the first closing tag and decodes it as JSON; a block
+it cannot decode (a completion that broke out) gets the top score. Its replies quote the
+completion, so an injected ``Score:`` line or JSON verdict reaches the reply text, though
+never its final line or its JSON structure.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import threading
 import time
@@ -24,6 +30,9 @@ from typing import Any
 
 BLOCK = re.compile(r'<completion(?: label="(?P<label>\w+)")?>(?P<body>.*?)</completion>', re.S)
 REFERENCE = re.compile(r"<reference>(?P<body>.*?)</reference>", re.S)
+DIGIT_ASK = re.compile(
+    r"Score (?:response (?P<label>\w+)|the response) from (?P<low>\d) \(worst\) to (?P<high>\d)"
+)
 TOP = 10
 
 
@@ -98,14 +107,50 @@ class FakeJudge:
             model.partition(":")[2].partition(":") if model.startswith("fault:") else ("", "", "")
         )
         faulty = kind and (not times or count <= int(times))
-        if faulty:
+        if faulty and kind not in ("lowmass", "nologprobs"):
             self._fault(handler, kind, body)
+            return
+        kind = kind if faulty else ""
+        if body.get("logprobs") and kind != "nologprobs":
+            text, logprobs = self._digit_reply(body, model, kind)
+            if body.get("stream"):
+                self._stream(handler, model, text, logprobs)
+            else:
+                self._send(handler, 200, completion(model, text, logprobs))
+            return
+        if kind == "nologprobs":
+            self._send(handler, 200, completion(model, "4"))
             return
         text = self._reply(body, biased=model == "biased")
         if body.get("stream"):
             self._stream(handler, model, text)
         else:
             self._send(handler, 200, completion(model, text))
+
+    def _digit_reply(self, body: dict[str, Any], model: str, kind: str) -> tuple[str, Any]:
+        """One score digit and the first token's alternatives (see the module's doc)."""
+        user = body["messages"][-1]["content"]
+        ask = DIGIT_ASK.search(user)
+        assert ask is not None, user
+        found = REFERENCE.search(user)
+        reference = decoded(found["body"]) if found else None
+        blocks = {m["label"]: decoded(m["body"]) for m in BLOCK.finditer(user)}
+        text = blocks[ask["label"]] if ask["label"] else next(iter(blocks.values()))
+        low, high = int(ask["low"]), int(ask["high"])
+        digit = str(low + round(grade(text, reference) * (high - low) / TOP))
+        tops = {digit: 0.7, " " + digit: 0.1, "The": 0.2}
+        if model == "spread":
+            tops = {"2": 0.5, "4": 0.3, "The": 0.2}
+        elif kind == "lowmass":
+            tops = {"The": 0.9, digit: 0.05}
+        first = max(tops, key=lambda t: tops[t])
+        if model == "completions-shape":
+            return first, {"tokens": [first], "top_logprobs": [
+                {t: math.log(p) for t, p in tops.items()}]}  # fmt: skip
+        alternatives = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                        for t, p in tops.items()]  # fmt: skip
+        entry = {"token": first, "logprob": math.log(tops[first]), "top_logprobs": alternatives}
+        return first, {"content": [entry], "refusal": None}
 
     def _reply(self, body: dict[str, Any], biased: bool) -> str:
         system = body["messages"][0]["content"]
@@ -165,7 +210,9 @@ class FakeJudge:
         else:
             self._send(handler, 400, {"error": {"message": f"unknown fault {kind}"}})
 
-    def _stream(self, handler: BaseHTTPRequestHandler, model: str, text: str) -> None:
+    def _stream(
+        self, handler: BaseHTTPRequestHandler, model: str, text: str, logprobs: Any = None
+    ) -> None:
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream")
         handler.send_header("connection", "close")
@@ -173,6 +220,8 @@ class FakeJudge:
         pieces = [text[i : i + 7] for i in range(0, len(text), 7)] or [""]
         events = [chunk(model, {"role": "assistant", "content": ""})]
         events += [chunk(model, {"content": p}) for p in pieces]
+        if logprobs is not None:
+            events[1]["choices"][0]["logprobs"] = logprobs
         events.append(chunk(model, {}, finish="stop"))
         tail = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
                 "choices": [], "usage": usage(text)}  # fmt: skip
@@ -213,14 +262,19 @@ def usage(text: str | None) -> dict[str, int]:
     return {"prompt_tokens": 100, "completion_tokens": out, "total_tokens": 100 + out}
 
 
-def completion(model: str, text: str | None) -> dict[str, Any]:
+def completion(model: str, text: str | None, logprobs: Any = None) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": logprobs,
+                "finish_reason": "stop",
+            }
         ],
         "usage": usage(text),
     }

@@ -25,12 +25,13 @@ ATTACKS = [
 ]
 
 
-@pytest.mark.parametrize("answer_format", ["score_line", "json"])
+@pytest.mark.parametrize("answer_format", ["score_line", "json", "logprobs"])
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_injection_does_not_change_the_score(
     fake_judge: FakeJudge, attack: str, answer_format: str
 ) -> None:
-    settings = fake_judge.settings(format=answer_format)
+    scale = (0, 5) if answer_format == "logprobs" else (0, 10)  # one digit per score
+    settings = fake_judge.settings(format=answer_format, scale=scale)
     for honest, expected in [("Paris", 0.8), ("Lyon", 0.2)]:
         score = judge_one(settings, honest + attack)
         assert (score.status, score.reward) == (Status.OK, expected), (attack, score.error)

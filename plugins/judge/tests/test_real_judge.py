@@ -1,7 +1,8 @@
 """``rlv verify --verifier judge`` and ``--verifier judge_rank`` against ``rlv serve``'s
 OpenAI-compatible endpoint, with SmolLM2-135M-Instruct as the judge: real HTTP, a real
-model and real parsing. A 135M model often ignores the asked format: those rows are
-``error`` with the judge's text, never a score; a re-score is served from the cache."""
+model and real parsing. A 135M model often ignores a text format: those rows are
+``error`` with the judge's text, never a score; a re-score is served from the cache. In
+``format='logprobs'`` it scores: its first token's probability on the score digits."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from judge_helpers import CAPITAL, OPEN, judge_one, rank
 
 from rl_verifier import Status
 from rl_verifier.testing import rlv_cli
@@ -87,3 +89,17 @@ def test_judge_rank_scores_a_group_in_one_call(tmp_path: Path, judge_url: str) -
     assert {r["status"] for r in rows} <= {Status.OK.value, Status.ERROR.value}
     text = rows[0]["info"].get("judge_text") or json.loads(group)["judge_text"][0]
     print("\nSmolLM2 judge_rank:", rows[0]["status"], text[:120])
+
+
+def test_logprobs_format_scores_smollm2_from_its_probabilities(judge_url: str) -> None:
+    """The format a 135M judge can give: its first token's probability on the digits."""
+    settings = {"base_url": judge_url, "model": smollm2.SMOLLM2_NAME, "format": "logprobs",
+                "scale": (1, 5), "deadline_s": 240}  # fmt: skip
+    score = judge_one(settings, "Paris", CAPITAL)
+    assert score.status is Status.OK, (score.error, score.info)
+    assert score.info["score_mass"] >= 0.5 and 1 <= score.info["score"] <= 5
+    assert score.reward == pytest.approx((score.info["score"] - 1) / 4)
+    group = rank(settings, ["You are wonderful!", "no"], OPEN)  # one call per completion
+    assert group[0].info["group"]["judge"]["calls"] == 2
+    assert all(s.status is Status.OK or "score_mass" in s.info for s in group)
+    print("\nSmolLM2 logprobs:", score.info["score_distribution"], [s.reward for s in group])

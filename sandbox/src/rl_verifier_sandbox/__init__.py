@@ -8,6 +8,7 @@ and plugin settings (``BackendChoice``) read it.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier_sandbox.api import (
@@ -76,10 +77,23 @@ def get_sandbox(
     return open_backend(backend, Options(image=image, uid_slots=uid_slots))
 
 
-def get_python_pool(size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:
-    """The fast path for Python jobs: warm bwrap fork servers (see ``forkserver``)."""
+def get_python_pool(
+    size: int = 1,
+    tmp_bytes: int = 256 << 20,
+    *,
+    max_size: int | None = None,
+    readonly_files: Mapping[str, str | bytes] | None = None,
+    warm: tuple[str, ...] = ("pytest",),
+) -> PythonPool:
+    """The fast path for Python jobs and live processes: warm bwrap fork servers (see
+    ``forkserver``). ``size`` start now, up to ``max_size`` when all are busy;
+    ``readonly_files`` are mounted in every server (jobs that ask for exactly those take the
+    fast path); ``warm``: what the servers import before their first job (``pytest`` with its
+    default plugins, paths of ``readonly_files`` that are modules)."""
     from rl_verifier_sandbox.bwrap import BwrapSandbox
 
     sb = get_sandbox("bwrap")
     assert isinstance(sb, BwrapSandbox)
-    return sb.python_pool(size=size, tmp_bytes=tmp_bytes)
+    return sb.python_pool(
+        size=size, tmp_bytes=tmp_bytes, max_size=max_size, readonly_files=readonly_files, warm=warm
+    )

@@ -1,8 +1,14 @@
 """Fork server run INSIDE the bwrap sandbox (system Python, stdlib only + pytest warm-up).
 
-Protocol on stdin/stdout: frames of a 4-byte big-endian length + JSON. Request keys: argv, files
-(name -> base64), stdin (base64), env, limits. Response: status (raw wait status), stdout/stderr
-(base64, capped), stdout_seen/stderr_seen, timed_out, output_killed, wall_s, cpu_s.
+Protocol on a unix socket (the server's stdin and stdout): frames of a 4-byte big-endian length +
+JSON. Request keys: argv, files (name -> base64), stdin (base64), env, limits. Response: status
+(raw wait status), stdout/stderr (base64, capped), stdout_seen/stderr_seen, timed_out,
+output_killed, wall_s, cpu_s.
+
+A request with ``live`` set carries two fds (SCM_RIGHTS): the read end of the job's stdin and the
+write end of its stdout, whose other ends the host keeps to talk with the job while it runs. The
+server captures the job's stderr and answers only when the host sends ``{"stop": true}``: then
+the job and everything it started are killed and the writable mounts wiped, as after any job.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import base64
 import contextlib
 import ctypes
 import errno
+import gc
 import importlib
 import json
 import os
@@ -18,6 +25,8 @@ import resource
 import select
 import shutil
 import signal
+import site
+import socket
 import struct
 import sys
 import time
@@ -32,13 +41,34 @@ SYSV_IPC = {"shm": "shmctl", "sem": "semctl", "msg": "msgctl"}
 IPC_RMID = 0
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 PY_FLAGS = {"-u", "-B", "-I", "-E", "-s", "-S", "-q", "-O", "-OO", "-b", "-bb"}
+MAX_FDS = 2  # a live job's stdin and stdout
+SITE_MOUNT = "/opt/rlv-site"  # pyenv.SITE_MOUNT: the server's PYTHONPATH
 
 
 def _prctl(option: int, value: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _warm() -> None:
+def _warm(modules: list[str]) -> None:
+    """Import each module before the first job: ``pytest`` with its default plugins, a
+    read-only script by its path (from its folder, on ``sys.path`` only while it is imported),
+    any other module by its name."""
+    for path in modules:
+        if path == "pytest":
+            _warm_pytest()
+            continue
+        if "/" not in path:
+            importlib.import_module(path)
+            continue
+        folder, name = os.path.split(path)
+        sys.path.insert(0, folder)
+        try:
+            importlib.import_module(name.removesuffix(".py"))
+        finally:
+            sys.path.remove(folder)
+
+
+def _warm_pytest() -> None:
     import pytest  # noqa: F401
     from _pytest.config import default_plugins
 
@@ -47,18 +77,20 @@ def _warm() -> None:
             importlib.import_module(f"_pytest.{name}")
 
 
-def _read_frame(fd: int) -> dict[str, Any] | None:
-    head = _read_n(fd, 4)
+def _read_frame(sock: socket.socket, fds: list[int]) -> dict[str, Any] | None:
+    """The next frame; fds that came with it are appended to ``fds``."""
+    head = _read_n(sock, 4, fds)
     if head is None:
         return None
-    body = _read_n(fd, struct.unpack(">I", head)[0])
+    body = _read_n(sock, struct.unpack(">I", head)[0], fds)
     return None if body is None else json.loads(body)
 
 
-def _read_n(fd: int, n: int) -> bytes | None:
+def _read_n(sock: socket.socket, n: int, fds: list[int]) -> bytes | None:
     buf = bytearray()
     while len(buf) < n:
-        chunk = os.read(fd, n - len(buf))
+        chunk, got, _, _ = socket.recv_fds(sock, min(n - len(buf), 1 << 20), MAX_FDS)
+        fds += got
         if not chunk:
             return None
         buf += chunk
@@ -97,6 +129,7 @@ def _run_python(args: list[str]) -> None:
     i = 0
     while i < len(args) and args[i] in PY_FLAGS:
         i += 1
+    _drop_site(set(args[:i]))
     rest = args[i:]
     sys.path[0] = WORK
     if not rest or rest[0] == "-":
@@ -112,6 +145,26 @@ def _run_python(args: list[str]) -> None:
         sys.argv = list(rest)
         sys.path[0] = os.path.dirname(os.path.abspath(rest[0]))
         runpy.run_path(rest[0], run_name="__main__")
+
+
+def _drop_site(flags: set[str]) -> None:
+    """What ``-I`` (no PYTHONPATH, no user site) and ``-S`` (no site-packages) would have left
+    out of a fresh interpreter: gone from ``sys.path``, and modules the warm-up imported from
+    there gone from ``sys.modules``."""
+    dropped: list[str] = []
+    if "-I" in flags or "-E" in flags:
+        dropped.append(SITE_MOUNT)
+    if "-I" in flags or "-s" in flags:
+        dropped.append(site.getusersitepackages())
+    if "-S" in flags:
+        dropped += [SITE_MOUNT, *site.getsitepackages()]
+    if not dropped:
+        return
+    prefixes = tuple(dropped)
+    sys.path[:] = [p for p in sys.path if not p.startswith(prefixes)]
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(prefixes):
+            del sys.modules[name]
 
 
 def _child(req: dict[str, Any], fds: tuple[int, int, int], base_procs: int) -> None:
@@ -297,28 +350,94 @@ def _serve_one(req: dict[str, Any], base_procs: int) -> dict[str, Any]:
     }
 
 
+def _serve_live(
+    req: dict[str, Any], fds: list[int], ctrl: socket.socket, base_procs: int
+) -> dict[str, Any] | None:
+    """Run one live job on the host's pipes until the host says stop (None: the host hung up)."""
+    if len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        raise OSError(errno.EBADF, "a live job needs its stdin and stdout")
+    start = time.monotonic()
+    _write_files(req["files"])
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        _child(req, (fds[0], fds[1], err_w), base_procs)
+    for fd in (*fds, err_w):
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    cap = req["limits"]["stderr_bytes"]
+    kept = bytearray()
+    seen = 0
+    status, cpu, exited, err_open = 0, 0.0, False, True
+    while True:
+        watch = [ctrl.fileno(), *([err_r] if err_open else []), *([] if exited else [pidfd])]
+        readable = select.select(watch, [], [])[0]
+        if pidfd in readable:
+            _, status, ru = os.wait4(pid, 0)
+            cpu = ru.ru_utime + ru.ru_stime
+            exited = True
+            _kill_all()  # survivors die with the job
+        if err_r in readable:
+            chunk = os.read(err_r, 1 << 16)
+            err_open = bool(chunk)
+            kept += chunk[: max(0, cap - len(kept))]
+            seen += len(chunk)
+        if ctrl.fileno() in readable:
+            break
+    stop = _read_frame(ctrl, [])
+    if not exited:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        _, status, ru = os.wait4(pid, 0)
+        cpu = ru.ru_utime + ru.ru_stime
+    _kill_all()
+    for fd in (err_r, pidfd):
+        os.close(fd)
+    for path in WRITABLE:
+        _wipe(path)
+    _wipe_sysv_ipc()
+    if stop is None:
+        return None
+    return {
+        "status": status,
+        "stderr": base64.b64encode(kept).decode(),
+        "stderr_seen": seen,
+        "wall_s": time.monotonic() - start,
+        "cpu_s": cpu,
+    }
+
+
 def main() -> None:
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    _warm()
-    ctrl_in, ctrl_out = os.dup(0), os.dup(1)
+    _warm(sys.argv[2:])
+    gc.freeze()  # a child's collections then skip (and do not copy) the server's warm objects
+    ctrl = socket.socket(fileno=os.dup(0))
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     base_procs = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    _write_frame(ctrl_out, {"ready": True, "pid": os.getpid()})
+    _write_frame(ctrl.fileno(), {"ready": True, "pid": os.getpid()})
     while True:
-        req = _read_frame(ctrl_in)
+        fds: list[int] = []
+        req = _read_frame(ctrl, fds)
         if req is None:
             return
         try:
-            resp = _serve_one(req, base_procs)
+            if req.get("live"):
+                resp = _serve_live(req, fds, ctrl, base_procs)
+                if resp is None:
+                    return
+            else:
+                resp = _serve_one(req, base_procs)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 return
             resp = {"error": f"{type(exc).__name__}: {exc}"}
-        _write_frame(ctrl_out, resp)
+        _write_frame(ctrl.fileno(), resp)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -287,9 +287,25 @@ class BwrapSandbox(Sandbox):
             return out.result(job.limits, shell_style=True)
         return out.result(job.limits, shell_style=True, **cgroup_verdict(usage))
 
-    def python_pool(self, size: int = 1, tmp_bytes: int = 256 << 20) -> PythonPool:
-        """A warm fork-server pool for Python jobs (same ``run(Job) -> Result``)."""
-        return PythonPool(self, size=size, tmp_bytes=tmp_bytes)
+    def python_pool(
+        self,
+        size: int = 1,
+        tmp_bytes: int = 256 << 20,
+        *,
+        max_size: int | None = None,
+        readonly_files: Mapping[str, str | bytes] | None = None,
+        warm: tuple[str, ...] = ("pytest",),
+    ) -> PythonPool:
+        """A warm fork-server pool for Python jobs (same ``run(Job) -> Result`` and
+        ``open_process``; see ``PythonPool``)."""
+        return PythonPool(
+            self,
+            size=size,
+            tmp_bytes=tmp_bytes,
+            max_size=max_size,
+            readonly_files=readonly_files,
+            warm=warm,
+        )
 
 
 def cgroup_verdict(usage: CgroupUsage) -> dict[str, Any]:

@@ -6,6 +6,12 @@ the server writes the job's files into ``/job``, forks, applies the job's rlimit
 captures capped output, enforces the wall deadline, kills every leftover process, and wipes
 ``/job``, ``/tmp`` and ``/dev/shm`` before answering. The trusted host side enforces a backstop
 deadline: if the answer does not arrive in time the whole server is killed and restarted.
+
+``PythonPool.open_process`` forks a *live* job the same way: the host keeps the other ends of
+the job's stdin and stdout (passed to the server over its unix socket) and talks with the job
+while it runs; ``finish`` has the server kill the job and everything it started and wipe the
+writable mounts before the server takes its next job. Each forked job serves one conversation
+and is then discarded; the server itself never runs job code.
 """
 
 from __future__ import annotations
@@ -17,9 +23,12 @@ import os
 import queue
 import select
 import signal
+import socket
 import struct
 import subprocess
+import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
@@ -27,7 +36,17 @@ from rl_verifier_sandbox import pyenv
 from rl_verifier_sandbox._files import as_bytes, safe_relpath
 from rl_verifier_sandbox._jobenv import BASE_ENV
 from rl_verifier_sandbox._result import bad_job_result, make_result
-from rl_verifier_sandbox.api import UNLIMITED_CPU_S, BadJob, Job, Limits, Policy, Result, Sandbox
+from rl_verifier_sandbox.api import (
+    UNLIMITED_CPU_S,
+    BadJob,
+    Job,
+    Limits,
+    LiveProcess,
+    Policy,
+    Result,
+    Sandbox,
+    SandboxUnavailable,
+)
 from rl_verifier_sandbox.cgroups import CgroupUsage, JobCgroup
 from rl_verifier_sandbox.lease import LeaseHost
 from rl_verifier_sandbox.slots import reap_uid
@@ -44,6 +63,8 @@ SERVER_LIMITS = Limits(
     stderr_bytes=0,
     tmp_bytes=256 << 20,
 )
+WARM_PYTEST = ("pytest",)  # what a server imports by default: pytest and its default plugins
+STOP_GRACE_S = 1.0  # how long ``close`` lets an idle server exit on its own
 BASE_PROCS = 4  # bwrap, sh (pid 1), the server itself, and one zombie of slack
 
 
@@ -57,6 +78,8 @@ class ServerHost(LeaseHost, Protocol):
 
     def run(self, job: Job) -> Result: ...
 
+    def open_process(self, job: Job) -> LiveProcess: ...
+
     def mechanisms(self) -> dict[str, str]: ...
 
     @property
@@ -66,25 +89,44 @@ class ServerHost(LeaseHost, Protocol):
 class PythonForkServer:
     """One warm sandboxed interpreter; runs one job at a time (not thread-safe on its own)."""
 
-    def __init__(self, sandbox: ServerHost, uid: int, *, tmp_bytes: int = 256 << 20) -> None:
+    def __init__(
+        self,
+        sandbox: ServerHost,
+        uid: int,
+        *,
+        tmp_bytes: int = 256 << 20,
+        readonly_files: Mapping[str, str | bytes] | None = None,
+        warm: tuple[str, ...] = WARM_PYTEST,
+    ) -> None:
+        """``readonly_files`` are mounted for every job; ``warm``: what the server imports
+        before its first job (``pytest``, and paths of ``readonly_files`` that are modules)."""
         self._sb = sandbox
         self.uid = uid
         self._tmp_bytes = tmp_bytes
+        self._readonly = dict(readonly_files or {})
+        self._warm = warm
         self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
         self._cg: JobCgroup | None = None
 
     def start(self) -> None:
         script = f"{pyenv.SITE_MOUNT}/_server_main.py"
         limits = Limits(**{**asdict(SERVER_LIMITS), "tmp_bytes": self._tmp_bytes})
-        job = Job(argv=("python", script, str(BASE_PROCS)), limits=limits, policy=Policy())
+        job = Job(
+            argv=("python", script, str(BASE_PROCS), *self._warm),
+            limits=limits,
+            policy=Policy(readonly_files=self._readonly),
+        )
         host = self._sb.cgroup_host
         if host is not None:  # one cgroup per server; its limits are set before each job
             self._cg = host.create()
-        with self._sb.command(job, self.uid, cgroup=self._cg) as (argv, fds):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock = ours
+        with theirs, self._sb.command(job, self.uid, cgroup=self._cg) as (argv, fds):
             self._proc = subprocess.Popen(
                 argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
                 stderr=subprocess.DEVNULL,
                 env={},
                 pass_fds=fds,
@@ -94,16 +136,22 @@ class PythonForkServer:
         if not hello.get("ready"):
             raise ServerDied(f"fork server failed to start: {hello}")
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 0.0) -> None:
+        """End the server: with ``grace_s``, let it exit on its own first (it does when its
+        socket closes; its CPU then counts in this process's ``RUSAGE_CHILDREN``), then kill
+        whatever is left."""
         proc, self._proc = self._proc, None
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
         if proc is None:
             return
+        if grace_s > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=grace_s)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe:
-                pipe.close()
         cg, self._cg = self._cg, None
         if cg is not None:
             cg.close()
@@ -114,18 +162,19 @@ class PythonForkServer:
             reap_uid(self.uid)
         self.start()
 
-    def _send(self, obj: dict[str, Any]) -> None:
-        assert self._proc and self._proc.stdin
+    def _send(self, obj: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
+        assert self._sock is not None
         body = json.dumps(obj).encode()
+        frame = struct.pack(">I", len(body)) + body
         try:
-            self._proc.stdin.write(struct.pack(">I", len(body)) + body)
-            self._proc.stdin.flush()
+            sent = socket.send_fds(self._sock, [frame], list(fds)) if fds else 0
+            self._sock.sendall(frame[sent:])
         except OSError as exc:
             raise ServerDied(str(exc)) from exc
 
     def _recv(self, deadline: float) -> dict[str, Any]:
-        assert self._proc and self._proc.stdout
-        fd = self._proc.stdout.fileno()
+        assert self._sock is not None
+        fd = self._sock.fileno()
         head = _read_n(fd, 4, deadline)
         body = _read_n(fd, struct.unpack(">I", head)[0], deadline)
         out: dict[str, Any] = json.loads(body)
@@ -178,6 +227,52 @@ class PythonForkServer:
             pids_refused=used is not None and used.pids_refused > 0,
         )
 
+    def open_live(self, job: Job, done: Callable[[], None]) -> ForkedProcess:
+        """Fork ``job`` with pipes to this host (see the module doc); ``done`` runs once the
+        job has been killed and the server wiped, when the process is finished."""
+        if self._proc is None or self._proc.poll() is not None:
+            self.restart()
+        files = {
+            safe_relpath(k): base64.b64encode(as_bytes(v)).decode() for k, v in job.files.items()
+        }
+        req = {
+            "live": True,
+            "argv": list(job.argv),
+            "files": files,
+            "env": {**BASE_ENV, "PYTHONPATH": pyenv.SITE_MOUNT, **job.policy.env},
+            "stdin": "",
+            "limits": self._limit_job(job.limits),
+        }
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            self._send(req, (in_r, out_w))
+        except ServerDied as exc:
+            for fd in (in_w, out_r):
+                os.close(fd)
+            self.restart()
+            raise SandboxUnavailable(f"fork server lost: {exc}") from exc
+        finally:
+            os.close(in_r)
+            os.close(out_w)
+        return ForkedProcess(self, in_w, out_r, done)
+
+    def end_live(self) -> tuple[int | None, bytes]:
+        """Have the server kill the live job and wipe; the job's exit code (negative: killed
+        by that signal; None: the server was lost and restarted) and its stderr."""
+        try:
+            self._send({"stop": True})
+            resp = self._recv(time.monotonic() + BACKSTOP_S)
+        except ServerDied:
+            with contextlib.suppress(ServerDied, OSError):
+                self.restart()
+            return None, b""
+        if "error" in resp:
+            with contextlib.suppress(ServerDied, OSError):
+                self.restart()
+            return None, b""
+        return os.waitstatus_to_exitcode(resp["status"]), base64.b64decode(resp["stderr"])
+
     def _limit_job(self, lim: Limits) -> dict[str, Any]:
         """The rlimits the server applies in the job's child. With a cgroup, the server's
         cgroup gets room for this job on top of what the idle server uses, and the child skips
@@ -193,6 +288,45 @@ class PythonForkServer:
             cg.set_limits(pids=cg.pids_current() + lim.processes)
             sent["processes"] = None
         return sent
+
+
+class ForkedProcess:
+    """A live job forked by a warm server (``LiveProcess``): the host's ends of its stdin and
+    stdout; ``stderr`` is filled in by ``finish``."""
+
+    def __init__(
+        self, server: PythonForkServer, stdin_fd: int, stdout_fd: int, done: Callable[[], None]
+    ) -> None:
+        self._server = server
+        self._fds = (stdin_fd, stdout_fd)
+        self._done = done
+        self._lock = threading.Lock()
+        self._code: int | None = None
+        self._finished = False
+        self.stderr = bytearray()
+
+    @property
+    def stdin_fd(self) -> int:
+        return self._fds[0]
+
+    @property
+    def stdout_fd(self) -> int:
+        return self._fds[1]
+
+    def finish(self) -> int | None:
+        """Kill the job and everything it started, wipe its files, free the server."""
+        with self._lock:
+            if self._finished:
+                return self._code
+            self._finished = True
+            try:
+                for fd in self._fds:
+                    os.close(fd)
+                self._code, err = self._server.end_live()
+                self.stderr += err
+            finally:
+                self._done()
+            return self._code
 
 
 def _grew(cg: JobCgroup, before: CgroupUsage) -> CgroupUsage:
@@ -233,7 +367,10 @@ def _read_n(fd: int, n: int, deadline: float) -> bytes:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             raise ServerDied("fork server did not answer before the deadline")
-        chunk = os.read(fd, n - len(buf))
+        try:
+            chunk = os.read(fd, n - len(buf))
+        except OSError as exc:  # the server's end of the socket was reset
+            raise ServerDied(str(exc)) from exc
         if not chunk:
             raise ServerDied("fork server exited")
         buf += chunk
@@ -243,32 +380,103 @@ def _read_n(fd: int, n: int, deadline: float) -> bytes:
 class PythonPool(Sandbox):
     """``size`` warm fork servers behind the ``Sandbox`` interface (thread-safe).
 
-    Python jobs (``argv[0] == "python"``, ``policy.python``, no ``readonly_files`` or
-    ``readonly_paths``) take the fast path; anything else runs on the cold bwrap backend with
-    identical semantics. The tmpfs sizes of ``/job`` and ``/tmp`` are fixed per server
-    (``tmp_bytes``), not per job.
+    Python jobs (``argv[0] == "python"``, ``policy.python``, no ``readonly_paths``, and only
+    those ``readonly_files`` that every server mounts: the pool's ``readonly_files``, same
+    content) take the fast path; anything else runs on the cold bwrap backend with identical
+    semantics. The tmpfs sizes of ``/job`` and ``/tmp`` are fixed per server (``tmp_bytes``),
+    not per job. ``size`` servers start at once; up to ``max_size`` are started when every
+    server is busy (each holds a uid slot until ``close``).
     """
 
     name = "bwrap-forkserver"
     isolates = True
 
-    def __init__(self, sandbox: ServerHost, size: int = 1, tmp_bytes: int = 256 << 20) -> None:
+    def __init__(
+        self,
+        sandbox: ServerHost,
+        size: int = 1,
+        tmp_bytes: int = 256 << 20,
+        *,
+        max_size: int | None = None,
+        readonly_files: Mapping[str, str | bytes] | None = None,
+        warm: tuple[str, ...] = WARM_PYTEST,
+    ) -> None:
         self._sb = sandbox
+        self._tmp_bytes = tmp_bytes
+        self._readonly = {path: as_bytes(data) for path, data in (readonly_files or {}).items()}
+        self._warm = warm
+        self._max = max(size, max_size or size)
         self._free: queue.SimpleQueue[PythonForkServer] = queue.SimpleQueue()
         self._all: list[PythonForkServer] = []
+        self._lock = threading.Lock()
+        self._count = 0
         for _ in range(size):
-            uid = sandbox.slots.acquire()
-            server = PythonForkServer(sandbox, uid, tmp_bytes=tmp_bytes)
+            self._count += 1
+            self._free.put(self._new_server())
+
+    def _new_server(self) -> PythonForkServer:
+        uid = self._sb.slots.acquire()
+        server = PythonForkServer(
+            self._sb, uid, tmp_bytes=self._tmp_bytes, readonly_files=self._readonly, warm=self._warm
+        )
+        try:
             server.start()
+        except BaseException:
+            server.stop()
+            self._sb.slots.release(uid)
+            raise
+        with self._lock:
             self._all.append(server)
+        return server
+
+    def _take(self) -> PythonForkServer:
+        """A free server; a new one while fewer than ``max_size`` exist; else wait for one."""
+        with contextlib.suppress(queue.Empty):
+            return self._free.get_nowait()
+        with self._lock:
+            grow = self._count < self._max
+            self._count += grow
+        if not grow:
+            return self._free.get()
+        try:
+            return self._new_server()
+        except BaseException:
+            with self._lock:
+                self._count -= 1
+            raise
+
+    def fits(self, job: Job) -> bool:
+        """Whether ``job`` takes the fast path (see the class doc)."""
+        pol = job.policy
+        mounted = all(
+            self._readonly.get(path) == as_bytes(data) for path, data in pol.readonly_files.items()
+        )
+        return (
+            bool(job.argv)
+            and job.argv[0] == "python"
+            and pol.python
+            and mounted
+            and (not pol.readonly_paths)
+        )
+
+    def open_process(self, job: Job) -> LiveProcess:
+        """A live job forked by a warm server (fast path), else a cold sandboxed process."""
+        if not self.fits(job):
+            return self._sb.open_process(job)
+        try:
+            server = self._take()
+        except ServerDied as exc:
+            raise SandboxUnavailable(str(exc)) from exc
+        try:
+            return server.open_live(job, lambda: self._free.put(server))
+        except BaseException:
             self._free.put(server)
+            raise
 
     def run(self, job: Job) -> Result:
-        pol = job.policy
-        plain = not (pol.readonly_files or pol.readonly_paths)
-        if not job.argv or job.argv[0] != "python" or not plain or not pol.python:
+        if not self.fits(job):
             return self._sb.run(job)
-        server = self._free.get()
+        server = self._take()
         try:
             return server.run(job)
         except BadJob as exc:
@@ -292,7 +500,7 @@ class PythonPool(Sandbox):
 
     def close(self) -> None:
         for server in self._all:
-            server.stop()
+            server.stop(grace_s=STOP_GRACE_S)
             self._sb.slots.release(server.uid)
         self._all = []
 

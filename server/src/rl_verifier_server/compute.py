@@ -1,4 +1,5 @@
-"""The compute thread: every piece of torch work runs on it, one at a time, in order.
+"""The compute thread: every piece of torch work runs on it, one at a time, in order
+(sample requests queued together run as one batch: see ``sample_batches``).
 
 Work submitted as a request gets a future id at once; its outcome (a result, or an error
 as ``user`` or ``server`` category) resolves that future when the work is done.
@@ -27,22 +28,30 @@ class ComputeThread:
         self.futures = futures
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlv-compute")
         self._tasks: set[asyncio.Task[None]] = set()
+        # Counts the work queued other than sample drains: sample jobs queued in the same
+        # epoch may be batched together without running ahead of other work.
+        self.epoch = 0
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def run(self, work: Callable[[], T]) -> T:
         """Run ``work`` on the compute thread and return its value (direct endpoints)."""
+        self.epoch += 1
         return await asyncio.get_running_loop().run_in_executor(self._executor, work)
 
     def dispatch(self, request_id: str, work: Callable[[], object]) -> None:
         """Queue ``work`` now; its outcome resolves the future ``request_id``."""
+        self.epoch += 1
         pending = asyncio.get_running_loop().run_in_executor(self._executor, guarded(work))
 
         async def settle() -> None:
             self.futures.resolve(request_id, await pending)
 
-        task = asyncio.get_running_loop().create_task(settle())
+        self.track(asyncio.get_running_loop().create_task(settle()))
+
+    def track(self, task: asyncio.Task[None]) -> None:
+        """Hold ``task`` (one that settles a future) until it is done."""
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -71,7 +80,20 @@ class ComputeThread:
             work()
             return Outcome()
 
+        self.epoch += 1
         self._executor.submit(guarded(run))
+
+    def batch_work(self, drain: Callable[[], None]) -> None:
+        """Queue a sample drain (``sample_batches``): it leaves the epoch as it is, so
+        later sample jobs of this epoch may still join its batch."""
+
+        def run() -> None:
+            try:
+                drain()
+            except Exception:
+                log.exception("sample batch failed")
+
+        self._executor.submit(run)
 
 
 def guarded(work: Callable[[], object]) -> Callable[[], Outcome]:
@@ -80,12 +102,17 @@ def guarded(work: Callable[[], object]) -> Callable[[], Outcome]:
     def run() -> Outcome:
         try:
             outcome = work()
-        except UserError as exc:
-            return Outcome(error=str(exc), category="user")
-        except Exception as exc:
-            log.exception("request failed")
-            return Outcome(error=f"internal error: {type(exc).__name__}: {exc}", category="server")
+        except Exception as exc:  # noqa: BLE001 - answered as an error outcome
+            return failure(exc)
         assert isinstance(outcome, Outcome)
         return outcome
 
     return run
+
+
+def failure(exc: BaseException) -> Outcome:
+    """The error outcome of ``exc``: a user fault as ``user``, the rest as ``server``."""
+    if isinstance(exc, UserError):
+        return Outcome(error=str(exc), category="user")
+    log.error("request failed", exc_info=exc)
+    return Outcome(error=f"internal error: {type(exc).__name__}: {exc}", category="server")

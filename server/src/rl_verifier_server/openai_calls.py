@@ -1,8 +1,9 @@
 """OpenAI-compatible generation on a base model or a saved checkpoint: render the prompts,
 sample ``n`` choices each, and shape the answer (whole, or as stream chunks).
 
-``generate`` runs on the compute thread; ``on_piece`` (streaming) hears each piece of text
-that became safe to send, with its tokens.
+``generation`` makes the sample job (batched with other requests on the compute thread);
+``on_piece`` (streaming) hears each piece of text that became safe to send, with its
+tokens.
 """
 
 from __future__ import annotations
@@ -11,13 +12,18 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
 from rl_verifier_server.openai_request import GenerateCall
 from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
+from rl_verifier_server.sample_batches import Part, SampleJob
 from rl_verifier_server.sampling_calls import Source, sampler_for
 from rl_verifier_server.service import Service
+
+if TYPE_CHECKING:
+    from rl_verifier_server.runtime.decoding import OnToken
+    from rl_verifier_server.runtime.types import SampledSequence
 
 # on_piece(tokenizer, index, text, tokens, finish_reason): choice ``index`` has more text
 OnPiece = Callable[[Any, int, str, list[TokenInfo], str | None], None]
@@ -34,59 +40,85 @@ class Generated:
     tokenizer: Any
 
 
-def generate(
+def generation(
     service: Service, call: GenerateCall, source: Source, on_piece: OnPiece | None = None
-) -> Generated:
-    """Sample every choice of ``call`` (compute thread)."""
-    sampler = sampler_for(service, None, source)
-    max_tokens = service.limits.max_tokens
-    base = sampler.host.base
-    tokenizer = base.tokenizer
-    eos = frozenset(base.eos_token_ids)
-    choices: list[ChoiceText] = []
-    reasons: list[str] = []
-    prompt_count = completion_count = 0
-    for p, prompt in enumerate(prompt_tokens(tokenizer, call)):
-        group = [ChoiceText(tokenizer, call.stop, eos) for _ in range(call.n)]
+) -> SampleJob:
+    """Every choice of ``call`` as one sample job (``sample_batches``): its value is a
+    ``Generated``. Its prompts are checked and rendered on the compute thread."""
+    state: dict[str, Any] = {}
 
-        def heard(sample: int, token: int, lp: float, top: list[tuple[int, float]]) -> None:
-            choice = group[sample]  # noqa: B023 - used before the loop moves on
-            choice.add(token, lp, top)
-            if on_piece is not None:
-                piece, tokens = choice.release()
-                if piece or tokens:
-                    on_piece(tokenizer, p * call.n + sample, piece, tokens, None)  # noqa: B023
-
-        room = base.max_context - len(prompt)
-        limit = call.max_tokens if call.max_tokens is not None else min(room, max_tokens)
-        if limit > room:
-            raise UserError(
-                f"the prompt ({len(prompt)} tokens) plus 'max_tokens' ({limit}) exceeds this "
-                f"model's context length of {base.max_context}"
+    def prepare() -> list[Part]:
+        sampler = sampler_for(service, None, source)
+        base = sampler.host.base
+        tokenizer = base.tokenizer
+        eos = frozenset(base.eos_token_ids)
+        prompts = prompt_tokens(tokenizer, call)
+        groups: list[list[ChoiceText]] = []
+        parts: list[Part] = []
+        for p, prompt in enumerate(prompts):
+            group = [ChoiceText(tokenizer, call.stop, eos) for _ in range(call.n)]
+            room = base.max_context - len(prompt)
+            limit = (
+                call.max_tokens
+                if call.max_tokens is not None
+                else min(room, service.limits.max_tokens)
             )
-        sequences = sampler.host.sampling.sample(
-            sampler.adapter,
-            prompt,
-            num_samples=call.n,
-            max_tokens=limit,
-            temperature=call.temperature,
-            top_p=call.top_p,
-            stop=call.stop,
-            seed=None if call.seed is None else call.seed + p,
-            stop_at_eos=True,
-            top_logprobs=call.top_logprobs,
-            on_token=heard,
-        )
-        for sample, (choice, sequence) in enumerate(zip(group, sequences, strict=True)):
-            reason = "stop" if sequence.stop_reason == "stop" or choice.stopped else "length"
-            reasons.append(reason)
-            completion_count += len(sequence.tokens)
-            if on_piece is not None:
-                piece, tokens = choice.release(final=True)
-                on_piece(tokenizer, p * call.n + sample, piece, tokens, reason)
-        choices += group
-        prompt_count += len(prompt)
-    return Generated(choices, reasons, prompt_count, completion_count, tokenizer)
+            if limit > room:
+                raise UserError(
+                    f"the prompt ({len(prompt)} tokens) plus 'max_tokens' ({limit}) exceeds "
+                    f"this model's context length of {base.max_context}"
+                )
+            request = sampler.host.sampling.prepare(
+                prompt,
+                num_samples=call.n,
+                max_tokens=limit,
+                temperature=call.temperature,
+                top_p=call.top_p,
+                stop=call.stop,
+                seed=None if call.seed is None else call.seed + p,
+                stop_at_eos=True,
+                top_logprobs=call.top_logprobs,
+                on_token=_listener(tokenizer, group, p * call.n, on_piece),
+            )
+            groups.append(group)
+            parts.append(Part(sampler.host.sampling, sampler.adapter, request))
+        state.update(tokenizer=tokenizer, prompts=prompts, groups=groups)
+        return parts
+
+    def finish(results: list[list[SampledSequence]]) -> Generated:
+        tokenizer = state["tokenizer"]
+        choices: list[ChoiceText] = []
+        reasons: list[str] = []
+        completion_count = 0
+        for p, (group, sequences) in enumerate(zip(state["groups"], results, strict=True)):
+            for sample, (choice, sequence) in enumerate(zip(group, sequences, strict=True)):
+                reason = "stop" if sequence.stop_reason == "stop" or choice.stopped else "length"
+                reasons.append(reason)
+                completion_count += len(sequence.tokens)
+                if on_piece is not None:
+                    piece, tokens = choice.release(final=True)
+                    on_piece(tokenizer, p * call.n + sample, piece, tokens, reason)
+            choices += group
+        prompt_count = sum(len(prompt) for prompt in state["prompts"])
+        return Generated(choices, reasons, prompt_count, completion_count, tokenizer)
+
+    return SampleJob(prepare, finish, rows=call.n * call.prompt_count)
+
+
+def _listener(
+    tokenizer: Any, group: list[ChoiceText], first_index: int, on_piece: OnPiece | None
+) -> OnToken:
+    """Hears one prompt's tokens: adds them to its choices and passes on safe text."""
+
+    def heard(sample: int, token: int, lp: float, top: list[tuple[int, float]]) -> None:
+        choice = group[sample]
+        choice.add(token, lp, top)
+        if on_piece is not None:
+            piece, tokens = choice.release()
+            if piece or tokens:
+                on_piece(tokenizer, first_index + sample, piece, tokens, None)
+
+    return heard
 
 
 def prompt_tokens(tokenizer: Any, call: GenerateCall) -> list[list[int]]:

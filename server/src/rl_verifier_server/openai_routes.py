@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from rl_verifier import UserError
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.http_io import body_json
-from rl_verifier_server.openai_calls import Generated, Shaper, generate
+from rl_verifier_server.openai_calls import Generated, Shaper, generation
 from rl_verifier_server.openai_request import GenerateCall
 from rl_verifier_server.openai_text import TokenInfo
 from rl_verifier_server.sampling_calls import Source, model_source
@@ -68,13 +68,13 @@ async def complete(service: Service, request: Request, kind: str) -> Response:
         return openai_error(f"'model': {exc}", getattr(exc, "status", 400), "model")
     if call.stream:
         return await stream(service, call, source)
-    done = await service.compute.run(lambda: generate(service, call, source))
+    done = await service.batches.submit(generation(service, call, source))
     return JSONResponse(Shaper(call).answer(done))
 
 
 async def stream(service: Service, call: GenerateCall, source: Source) -> Response:
     """Server-sent events as the tokens come; an error before the first token is still a
-    plain 4xx answer."""
+    plain 4xx answer. A client that goes away cancels the generation."""
     loop = asyncio.get_running_loop()
     events: asyncio.Queue[bytes | None] = asyncio.Queue()
     shaper = Shaper(call)
@@ -88,11 +88,15 @@ async def stream(service: Service, call: GenerateCall, source: Source) -> Respon
         offsets[index] = offsets.get(index, 0) + len(text)
         loop.call_soon_threadsafe(events.put_nowait, data(chunk))
 
-    work = asyncio.ensure_future(
-        service.compute.run(lambda: generate(service, call, source, on_piece))
+    work: asyncio.Future[Generated] = service.batches.submit(
+        generation(service, call, source, on_piece)
     )
     work.add_done_callback(lambda _: events.put_nowait(None))
-    first = await events.get()
+    try:
+        first = await events.get()
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
     if first is None:
         work.result()  # raises the user error (answered as a 4xx) or a server bug
     return StreamingResponse(sse(call, shaper, first, events, work), media_type="text/event-stream")
@@ -106,9 +110,13 @@ async def sse(
     work: asyncio.Future[Generated],
 ) -> AsyncIterator[bytes]:
     event = first
-    while event is not None:
-        yield event
-        event = await events.get()
+    try:
+        while event is not None:
+            yield event
+            event = await events.get()
+    finally:
+        if not work.done():  # the client went away: stop generating for it
+            work.cancel()
     try:
         done = work.result()
     except UserError as exc:

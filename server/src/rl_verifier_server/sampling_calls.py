@@ -6,18 +6,24 @@ A sampler is a snapshot saved by a training client, a checkpoint, or a bare base
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.checkpoint_store import CheckpointRef
+from rl_verifier_server.compute import failure
 from rl_verifier_server.futures import Outcome
+from rl_verifier_server.sample_batches import Part, SampleJob
 from rl_verifier_server.sample_request import SampleCall
 from rl_verifier_server.sampler_table import ClientSampler
 from rl_verifier_server.service import Service
 from rl_verifier_server.training_clients import slot
 from rl_verifier_server.wire import encode_samples
+
+if TYPE_CHECKING:
+    from rl_verifier_server.runtime.types import SampledSequence
 
 Source = tuple[CheckpointRef | None, str | None]  # a checkpoint, or a base model name
 
@@ -41,7 +47,8 @@ def sampler_info(service: Service, sampler_id: str) -> dict[str, Any]:
 
 
 def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
-    """The future id, and the ids of the sequences it will hold."""
+    """The future id, and the ids of the sequences it will hold. The sample is batched
+    with others queued beside it (``sample_batches``)."""
     call = SampleCall.parse(request, service.limits)
     sampler_id = fields.text(request, "sampling_session_id", None)
     if sampler_id is not None:
@@ -53,10 +60,9 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
     batch = uuid.uuid4().hex
     sequence_ids = [f"{batch}:{i}" for i in range(call.num_samples)]
 
-    def work() -> Outcome:
+    def prepare() -> list[Part]:
         sampler = sampler_for(service, sampler_id, source)
-        sequences = sampler.host.sampling.sample(
-            sampler.adapter,
+        request = sampler.host.sampling.prepare(
             call.tokens,
             num_samples=call.num_samples,
             max_tokens=call.max_tokens,
@@ -66,6 +72,11 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
             stop=call.stop,
             seed=call.seed,
         )
+        chosen.append(sampler)
+        return [Part(sampler.host.sampling, sampler.adapter, request)]
+
+    def finish(results: list[list[SampledSequence]]) -> Outcome:
+        [sequences], [sampler] = results, chosen
         prompt_lps = (
             sampler.host.sampling.prompt_logprobs(sampler.adapter, call.tokens)
             if call.prompt_logprobs
@@ -75,7 +86,19 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
             service.stability.record(sampler.session_id, sequence_ids, call.tokens, sequences)
         return Outcome(proto=encode_samples(sequences, prompt_lps))
 
-    return service.compute.submit("Sample", work), sequence_ids
+    chosen: list[ClientSampler] = []
+    request_id = service.futures.create("Sample")
+    answer = service.batches.submit(SampleJob(prepare, finish, rows=call.num_samples))
+
+    async def settle() -> None:
+        try:
+            outcome = await answer
+        except Exception as exc:  # noqa: BLE001 - answered as an error outcome
+            outcome = failure(exc)
+        service.futures.resolve(request_id, outcome)
+
+    service.compute.track(asyncio.get_running_loop().create_task(settle()))
+    return request_id, sequence_ids
 
 
 def _source(service: Service, request: dict[str, Any]) -> Source:

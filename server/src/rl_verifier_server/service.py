@@ -1,6 +1,7 @@
 """The server's state, independent of HTTP: what every Tinker call works on.
 
-Torch work runs on one compute thread (``compute``), in submission order; a training
+Torch work runs on one compute thread (``compute``), in submission order, sample requests
+queued together as one batch (``batches``); a training
 client's requests are submitted in ``seq_id`` order. Results go to the future table, from
 which ``retrieve_future`` long-polls them. The calls themselves live in
 ``session_calls``, ``training_calls``, ``checkpoint_calls`` and ``sampling_calls``; each
@@ -20,6 +21,7 @@ from rl_verifier_server.downloads import UrlSigner
 from rl_verifier_server.futures import FutureTable
 from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.models import AllowedModels, ModelHosts
+from rl_verifier_server.sample_batches import SampleBatches
 from rl_verifier_server.sampler_table import SamplerTable
 from rl_verifier_server.sessions import Sessions
 from rl_verifier_server.stability import StabilityRecords
@@ -41,6 +43,7 @@ class Service:
         self.hosts = ModelHosts(device, models)
         self.futures = FutureTable()
         self.compute = ComputeThread(self.futures)
+        self.batches = SampleBatches(self.compute)
         self.sessions = Sessions(self.limits.session_timeout_s, clock)
         self.clients = TrainingClients(
             self.limits.max_training_clients, self.sessions, self.compute

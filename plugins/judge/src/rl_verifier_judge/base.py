@@ -9,7 +9,8 @@ from typing import Any, ClassVar, Generic
 from typing_extensions import TypeVar
 
 from rl_verifier import Score, Status, Verdict, Verifier
-from rl_verifier_judge.client import JudgeClient, JudgeFailure, Usage
+from rl_verifier_judge.client import JudgeClient, JudgeFailure, Reply, Usage
+from rl_verifier_judge.logprob_scores import LowMass, expected_score
 from rl_verifier_judge.settings import JUDGE_EXECUTION_KEYS, JudgeSettings
 
 SettingsT = TypeVar("SettingsT", bound=JudgeSettings, covariant=True, default=JudgeSettings)
@@ -45,6 +46,38 @@ class JudgeBase(Verifier[SettingsT], Generic[SettingsT]):
 
     def batch_metrics(self, scores: Sequence[Score]) -> dict[str, float]:
         return judge_metrics(scores)
+
+    def from_logprobs(self, reply: Reply, usage: Usage, **info: Any) -> Verdict:
+        """``format='logprobs'``: the expected score digit at the reply's first token;
+        too little probability on the digits, or no logprobs sent, is ``error``."""
+        if reply.alternatives is None:
+            return Verdict.errored(
+                "the judge endpoint sent no logprobs (format='logprobs' needs one that "
+                "returns top_logprobs on /chat/completions)",
+                judge_text=clipped(reply.text),
+                judge=usage.as_info(),
+                **info,
+            )
+        try:
+            config = self.config
+            found = expected_score(reply.alternatives, config.scale, config.min_score_mass)
+        except LowMass as exc:
+            return unparsed(
+                str(exc),
+                reply.text,
+                usage,
+                score_mass=round(exc.mass, 6),
+                score_distribution=exc.distribution,
+                **info,
+            )
+        return Verdict.ok(
+            self.normalise(found.score),
+            score=found.score,
+            **found.info(),
+            judge_text=clipped(reply.text),
+            judge=usage.as_info(),
+            **info,
+        )
 
 
 def clipped(text: str) -> str:

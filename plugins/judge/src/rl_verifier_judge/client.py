@@ -20,10 +20,12 @@ import httpx
 
 from rl_verifier import Status
 from rl_verifier_judge.calls_cache import CallCache, call_key
+from rl_verifier_judge.logprob_scores import Alternatives, first_alternatives
 from rl_verifier_judge.settings import JudgeSettings
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
 BODY_SHOWN = 500
+SCORE_REPLY_TOKENS = 3  # format='logprobs': the score is read at the first token
 
 
 class JudgeFailure(Exception):
@@ -56,11 +58,20 @@ class Usage:
 
 @dataclass
 class Reply:
-    """The judge's text, why it stopped, and what the call cost."""
+    """The judge's text, why it stopped, what the call cost and, where logprobs were asked,
+    the first token's alternatives."""
 
     text: str
     finish_reason: str | None
     usage: Usage = field(default_factory=Usage)
+    alternatives: Alternatives | None = None
+
+    def stored(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "alternatives": self.alternatives,
+        }
 
 
 class JudgeClient:
@@ -103,6 +114,10 @@ class JudgeClient:
         }
         if s.seed is not None:
             body["seed"] = s.seed
+        if s.format == "logprobs":
+            body["max_tokens"] = min(s.max_tokens, SCORE_REPLY_TOKENS)
+            body["logprobs"] = True
+            body["top_logprobs"] = s.top_logprobs
         return body
 
     def _headers(self) -> dict[str, str]:
@@ -116,11 +131,19 @@ class JudgeClient:
         key = call_key(body)
         found = self.cache.get(key)
         if found is not None:
-            return Reply(found["text"], found.get("finish_reason"), Usage(cached_calls=1))
+            alternatives = found.get("alternatives")
+            return Reply(
+                found["text"],
+                found.get("finish_reason"),
+                Usage(cached_calls=1),
+                [(str(t), float(lp)) for t, lp in alternatives] if alternatives else None,
+            )
         flying = self._flying.get(key)
         if flying is not None and self.cache.store is not None:
             shared = await asyncio.shield(flying)  # the same call, already on its way
-            return Reply(shared.text, shared.finish_reason, Usage(cached_calls=1))
+            return Reply(
+                shared.text, shared.finish_reason, Usage(cached_calls=1), shared.alternatives
+            )
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         if self.cache.store is not None:  # with the cache off every call is made
             self._flying.setdefault(key, future)
@@ -128,8 +151,8 @@ class JudgeClient:
             started = time.perf_counter()
             reply = await self._call(body)
             reply.usage.calls = 1
-            stored = {"text": reply.text, "finish_reason": reply.finish_reason}
-            self.cache.put(key, self.settings.model, stored, time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            self.cache.put(key, self.settings.model, reply.stored(), elapsed)
             future.set_result(reply)
             return reply
         except BaseException as exc:
@@ -265,7 +288,8 @@ def _read_body(answer: httpx.Response) -> Reply:
         raise JudgeFailure(
             Status.ERROR, "judge reply has no text content", answer.text[:BODY_SHOWN]
         )
-    return Reply(content, choice.get("finish_reason"), _usage(data))
+    alternatives = first_alternatives(choice.get("logprobs"))
+    return Reply(content, choice.get("finish_reason"), _usage(data), alternatives)
 
 
 def _check_refusal(refusal: Any, finish_reason: Any, content: Any) -> None:
@@ -280,6 +304,7 @@ async def _read_stream(answer: httpx.Response) -> Reply:
     parts: list[str] = []
     refusal: list[str] = []
     finish: str | None = None
+    alternatives: Alternatives | None = None
     usage = Usage()
     done = False
     async for line in answer.aiter_lines():
@@ -302,8 +327,10 @@ async def _read_stream(answer: httpx.Response) -> Reply:
             parts.append(delta.get("content") or "")
             refusal.append(delta.get("refusal") or "")
             finish = choice.get("finish_reason") or finish
+            if alternatives is None:
+                alternatives = first_alternatives(choice.get("logprobs"))
     text = "".join(parts)
     if not done or finish is None:
         raise JudgeFailure(Status.ERROR, "judge stream ended before it finished", text)
     _check_refusal("".join(refusal), finish, text)
-    return Reply(text, finish, usage)
+    return Reply(text, finish, usage, alternatives)

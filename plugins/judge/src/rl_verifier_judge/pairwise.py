@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import permutations
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rl_verifier import Completion, Task, Verdict
 from rl_verifier_judge.base import JudgeBase, failure, unparsed
@@ -38,6 +38,13 @@ class PairConfig(JudgeSettings):
         default="completion", description="Key of task.reference holding the reference text."
     )
     max_calls: int = Field(default=64, ge=2, description="Most judge calls for one group.")
+
+    @model_validator(mode="after")
+    def _winner_line_only(self) -> PairConfig:
+        if self.format == "logprobs":
+            raise ValueError("judge_pair reads a 'Winner:' line; format='logprobs' is for "
+                             "judge and judge_rank")  # fmt: skip
+        return self
 
 
 class PairFailed(Exception):

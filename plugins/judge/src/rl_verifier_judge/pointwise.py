@@ -7,6 +7,7 @@ from pydantic import Field
 from rl_verifier import Completion, Task, Verdict
 from rl_verifier_judge.base import JudgeBase, clipped, failure, unparsed
 from rl_verifier_judge.client import JudgeFailure, Usage
+from rl_verifier_judge.digit_prompts import digit_pointwise_messages
 from rl_verifier_judge.parsing import ParseProblem, parse_score
 from rl_verifier_judge.prompts import PromptProblem, pointwise_messages, shown
 from rl_verifier_judge.settings import JudgeSettings
@@ -34,7 +35,12 @@ class JudgeVerifier(JudgeBase[JudgeConfig]):
         config = self.config
         seen = shown(text, config.max_completion_chars)
         try:
-            messages = pointwise_messages(task, seen, config.rubric, config.scale, config.format)
+            if config.format == "logprobs":
+                messages = digit_pointwise_messages(task, seen, config.rubric, config.scale)
+            else:
+                messages = pointwise_messages(
+                    task, seen, config.rubric, config.scale, config.format
+                )
         except PromptProblem as exc:
             return Verdict.errored(str(exc))
         usage = Usage()
@@ -44,6 +50,8 @@ class JudgeVerifier(JudgeBase[JudgeConfig]):
             usage.calls = 1
             return failure(exc, usage, shown=seen.info())
         usage.add(reply.usage)
+        if config.format == "logprobs":
+            return self.from_logprobs(reply, usage, shown=seen.info())
         try:
             score = parse_score(reply.text, config.scale, config.format)
         except ParseProblem as exc:

@@ -1,20 +1,28 @@
 """``judge_rank``: RULER-style group scoring. One call shows the judge all N completions
 of a task, shuffled under neutral labels, and reads back a score for each; the rewards
 are those scores on [0, 1]. An optional second pass shows them in reverse order: the
-scores are averaged and the share of pairs the passes order differently is recorded."""
+scores are averaged and the share of pairs the passes order differently is recorded.
+
+With ``format='logprobs'`` there is one call per completion instead: each shows the whole
+group (same shuffled labels) and asks for one score digit for that completion, read from
+the judge's token probabilities; a completion whose call fails or whose digits hold too
+little probability is ``error`` alone, the others keep their scores."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 from pydantic import Field
 
-from rl_verifier import Completion, Task, Verdict
+from rl_verifier import Completion, Status, Task, Verdict
 from rl_verifier_judge.base import JudgeBase, clipped, failure, unparsed
 from rl_verifier_judge.client import JudgeFailure, Usage
+from rl_verifier_judge.digit_prompts import digit_ranking_messages
 from rl_verifier_judge.parsing import ParseProblem, parse_label_scores
 from rl_verifier_judge.prompts import PromptProblem, Shown, label, ranking_messages, shown
 from rl_verifier_judge.settings import JudgeSettings
@@ -81,6 +89,77 @@ class JudgeRankVerifier(JudgeBase[RankConfig]):
             scores[index] = by_label[labels[position]]
         return scores, reply.text
 
+    async def _digit(
+        self, task: Task, seen: list[Shown], order: list[int], position: int
+    ) -> Verdict:
+        """One completion's verdict: the group shown in ``order``, scored at ``position``."""
+        config = self.config
+        group = [seen[i] for i in order]
+        messages = digit_ranking_messages(task, group, position, config.rubric, config.scale)
+        usage = Usage()
+        try:
+            reply = await self.client.chat(messages)
+        except JudgeFailure as exc:
+            usage.calls = 1
+            return failure(exc, usage)
+        usage.add(reply.usage)
+        return self.from_logprobs(reply, usage)
+
+    async def _digit_group(
+        self, task: Task, seen: list[Shown], order: list[int], group: dict[str, object]
+    ) -> list[Verdict]:
+        """``format='logprobs'``: a call per completion (and per pass); verdicts by input
+        position, each ``ok`` or failed on its own."""
+        orders = [order, order[::-1]] if self.config.reverse_pass else [order]
+        calls = [
+            self._digit(task, seen, shown_order, shown_order.index(index))
+            for shown_order in orders
+            for index in range(len(seen))
+        ]
+        try:
+            found = await asyncio.gather(*calls)
+        except PromptProblem as exc:
+            return [Verdict.errored(str(exc))] * len(seen)
+        usage = Usage()
+        for verdict in found:
+            usage.add(Usage(**verdict.info["judge"]))
+        group["judge"] = usage.as_info()
+        passes = [found[i : i + len(seen)] for i in range(0, len(found), len(seen))]
+        both_ok = [i for i in range(len(seen)) if all(p[i].status is Status.OK for p in passes)]
+        if len(passes) == 2 and len(both_ok) >= 2:
+            first = [passes[0][i].info["score"] for i in both_ok]
+            second = [passes[1][i].info["score"] for i in both_ok]
+            group["disagreement"] = disagreement(first, second)
+        verdicts = []
+        for index in range(len(seen)):
+            each = [p[index] for p in passes]
+            bad = next((v for v in each if v.status is not Status.OK), None)
+            common: dict[str, Any] = {
+                "label": label(order.index(index)),
+                "shown": seen[index].info(),
+            }
+            if bad is not None:
+                verdicts.append(
+                    bad.model_copy(update={"info": {**bad.info, **common, "group": group}})
+                )
+                continue
+            scores = [float(v.info["score"]) for v in each]
+            score = sum(scores) / len(scores)
+            verdicts.append(
+                Verdict.ok(
+                    self.normalise(score),
+                    score=score,
+                    pass_scores=scores,
+                    score_mass=[v.info["score_mass"] for v in each],
+                    score_distribution=[v.info["score_distribution"] for v in each],
+                    judge_text=[v.info["judge_text"] for v in each],
+                    label=common["label"],
+                    shown=common["shown"],
+                    group=group,
+                )
+            )
+        return verdicts
+
     async def verify_group(self, task: Task, completions: Sequence[Completion]) -> list[Verdict]:
         config = self.config
         size = len(completions)
@@ -92,6 +171,8 @@ class JudgeRankVerifier(JudgeBase[RankConfig]):
         order = display_order(task, texts)
         group_id = hashlib.sha256(repr((task.id, texts)).encode()).hexdigest()[:16]
         group: dict[str, object] = {"id": group_id, "size": size, "order": order}
+        if config.format == "logprobs":
+            return await self._digit_group(task, seen, order, group)
         usage = Usage()
         passes: list[list[float]] = []
         replies: list[str] = []

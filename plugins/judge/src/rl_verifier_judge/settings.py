@@ -63,9 +63,22 @@ class JudgeSettings(VerifierConfig):
         "longer ones keep their head and tail, and the cut is recorded.",
     )
     scale: tuple[float, float] = Field(default=(0, 10), description="Lowest and highest score.")
-    format: Literal["score_line", "json"] = Field(
+    format: Literal["score_line", "json", "logprobs"] = Field(
         default="score_line",
-        description="Judge answer format: a final 'Score: N' line, or one JSON object.",
+        description="Judge answer format: a final 'Score: N' line, one JSON object, or "
+        "'logprobs': one score digit, read as the probability-weighted mean of the score "
+        "digits at the reply's first token (needs an endpoint that returns top_logprobs, "
+        "and a scale of single digits, e.g. [1, 5]).",
+    )
+    min_score_mass: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="format='logprobs': least probability the score digits must hold at "
+        "the first token; less is an error, never a score.",
+    )
+    top_logprobs: int = Field(
+        default=20, ge=1, le=20, description="format='logprobs': alternatives asked per token."
     )
 
     @model_validator(mode="after")
@@ -73,6 +86,13 @@ class JudgeSettings(VerifierConfig):
         low, high = self.scale
         if not low < high:
             raise ValueError(f"scale must be (low, high) with low < high, got {self.scale}")
+        if self.format == "logprobs" and not (
+            low >= 0 and high <= 9 and float(low).is_integer() and float(high).is_integer()
+        ):
+            raise ValueError(
+                f"format='logprobs' reads one digit per score: the scale must be whole "
+                f"numbers from 0 to 9 (e.g. [1, 5]), got {self.scale}"
+            )
         return self
 
 

@@ -47,6 +47,13 @@ class PytestConfig(VerifierConfig):
         description="Memory limit of one run: resident memory where a cgroup enforces it "
         "(docker; bwrap as root), else address space.",
     )
+    warm_processes: bool = Field(
+        default=True,
+        description="HumanEval (check) tasks on bwrap: fork each sample's test and solution "
+        "processes from warm sandboxed servers (one fresh child per process, discarded after "
+        "the sample; the server is wiped before its next child) instead of starting two fresh "
+        "sandboxes per sample. Same uid, seccomp, cgroup and namespace rules either way.",
+    )
     pytest_mode: PytestMode = Field(
         default="two-process",
         description="pytest-file tasks: two-process runs the tests in their own sandboxed "

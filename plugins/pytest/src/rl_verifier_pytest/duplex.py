@@ -16,8 +16,14 @@ from rl_verifier_pytest.harness_files import mounted
 from rl_verifier_pytest.relay import Exchange, converse
 from rl_verifier_sandbox import Job, Limits, LiveProcess, Policy
 
-SPEC_PATH = "/spec/task.json"
+SPEC_PATH = "task.json"  # the test process's task, in its fresh work dir (the cwd)
 SOLUTION_PATH = "solution.py"  # in the fresh work dir (the cwd)
+# Every harness script a two-process job mounts (a warm pool mounts them all once).
+HARNESS_SCRIPTS = ("check.py", "remote.py", "serve.py", "suite.py", "wire.py")
+# What the warm servers import before any job: the harness, and the standard modules that
+# HumanEval's prompts, solutions and tests use (a fresh interpreter would import them per sample).
+WARM_SCRIPTS = ("check.py", "serve.py", "remote.py", "wire.py")
+WARM_STDLIB = ("typing", "math", "random", "copy", "string", "collections", "re", "hashlib")
 
 Spawner = Callable[[Job], LiveProcess]  # ``Sandbox.open_process``
 
@@ -49,11 +55,11 @@ def tests_job(task: CheckTask, split: bool, stop_on_failure: bool, limits: Limit
         "split": split,
         "stop_on_failure": stop_on_failure,
     }
-    files = {**mounted("check.py", "remote.py", "wire.py"), SPEC_PATH: json.dumps(spec)}
     return Job(
         argv=("python", "-I", "-S", "/harness/check.py", SPEC_PATH),
+        files={SPEC_PATH: json.dumps(spec)},
         limits=limits,
-        policy=Policy(python=True, readonly_files=files),
+        policy=Policy(python=True, readonly_files=mounted("check.py", "remote.py", "wire.py")),
     )
 
 

@@ -14,18 +14,36 @@ import contextlib
 import logging
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_verifier import Completion, Task, Verdict, Verifier, VerifierConfig, parse_python
 from rl_verifier_pytest import hardened
 from rl_verifier_pytest.config import PytestConfig
-from rl_verifier_pytest.duplex import CheckTask, run_duplex
+from rl_verifier_pytest.duplex import (
+    HARNESS_SCRIPTS,
+    WARM_SCRIPTS,
+    WARM_STDLIB,
+    CheckTask,
+    Spawner,
+    run_duplex,
+)
 from rl_verifier_pytest.extract import extract_code
+from rl_verifier_pytest.harness_files import HARNESS_DIR, mounted
 from rl_verifier_pytest.pyfiles import run_pytest_file
 from rl_verifier_pytest.reference import PytestTask, ReferenceError, StdioTask, read_reference
 from rl_verifier_pytest.scoring import reward_of
 from rl_verifier_pytest.stdio import run_cases
-from rl_verifier_sandbox import Limits, Sandbox, SandboxUnavailable, backend_names, get_sandbox
+from rl_verifier_sandbox import (
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    backend_names,
+    get_python_pool,
+    get_sandbox,
+)
+
+if TYPE_CHECKING:
+    from rl_verifier_sandbox import PythonPool
 
 LOG = logging.getLogger(__name__)
 # What the opt-in single-process mode cannot stop (README, "What this mode cannot stop").
@@ -54,6 +72,7 @@ class PytestVerifier(Verifier[PytestConfig]):
     def __init__(self, config: VerifierConfig | dict[str, Any] | None = None) -> None:
         super().__init__(config)
         self._sandbox: Sandbox | None = None
+        self._pool: PythonPool | None = None
         self._lock = threading.Lock()
         self._bad_tasks: set[str] = set()
 
@@ -73,6 +92,23 @@ class PytestVerifier(Verifier[PytestConfig]):
                 self._sandbox = get_sandbox(self.config.backend, image=self.config.docker_image)
             return self._sandbox
 
+    def spawner(self, sandbox: Sandbox) -> Spawner:
+        """How the two-process mode starts its processes: forked by warm sandboxed servers
+        (``warm_processes`` on bwrap; one server per process of a conversation, so up to twice
+        ``max_concurrency``), else a fresh sandboxed process each."""
+        if not self.config.warm_processes or sandbox.name != "bwrap":
+            return sandbox.open_process
+        with self._lock:
+            if self._pool is None:
+                self._pool = get_python_pool(
+                    size=0,
+                    tmp_bytes=Limits().tmp_bytes,
+                    max_size=2 * (self.concurrency or os.cpu_count() or 1),
+                    readonly_files=mounted(*HARNESS_SCRIPTS),
+                    warm=(*WARM_STDLIB, *(f"{HARNESS_DIR}/{name}" for name in WARM_SCRIPTS)),
+                )
+            return self._pool.open_process
+
     async def open(self) -> None:
         with contextlib.suppress(SandboxUnavailable):  # reported per sample as status error
             self.sandbox()
@@ -80,6 +116,9 @@ class PytestVerifier(Verifier[PytestConfig]):
     async def close(self) -> None:
         with self._lock:
             sandbox, self._sandbox = self._sandbox, None
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
         if sandbox is not None:
             sandbox.close()
 
@@ -166,7 +205,7 @@ class PytestVerifier(Verifier[PytestConfig]):
             self.limits,
             split=self.config.reward == "fraction",
             stop_on_failure=self.config.reward == "all_or_nothing",
-            spawner=sandbox.open_process,
+            spawner=self.spawner(sandbox),
             budget_s=self.channel_budget_s,
         )
         if exchange.results is None:

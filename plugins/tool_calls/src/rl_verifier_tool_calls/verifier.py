@@ -32,23 +32,30 @@ class ToolCallsVerifier(Verifier[ToolCallsConfig]):
         return (min(low, penalty), max(high, penalty))
 
     def verify(self, task: Task, completion: Completion) -> Verdict:
+        if self.config.mode == "bfcl":
+            return self._verify_bfcl(task, completion)
         try:
             outcome = self._score(task, completion)
-        except (ToolSpecError, BfclTaskError) as exc:
+        except ToolSpecError as exc:
             return Verdict.errored(f"task {task.id!r}: {exc}")
-        except DecoderMissing as exc:
-            return Verdict.errored(str(exc))
         if isinstance(outcome, str):
             return Verdict.invalid(outcome)
         if outcome is None:
             return Verdict.errored(f"task {task.id!r}: reference has no 'answers' or 'answer'")
         return Verdict.ok(outcome.reward, outcome.components, **outcome.info)
 
+    def _verify_bfcl(self, task: Task, completion: Completion) -> Verdict:
+        """BFCL's verdict covers every reply, an empty one included (it is "no call")."""
+        try:
+            outcome = score_bfcl(completion.completion, task.reference, self.config.bfcl)
+        except BfclTaskError as exc:
+            return Verdict.errored(f"task {task.id!r}: {exc}")
+        except DecoderMissing as exc:
+            return Verdict.errored(str(exc))
+        return Verdict(reward=outcome.reward, components=outcome.components, info=outcome.info)
+
     def _score(self, task: Task, completion: Completion) -> Outcome | str | None:
         """The outcome; a string when the output is empty; None without a gold answer."""
-        if self.config.mode == "bfcl":
-            # BFCL's verdict covers every reply, an empty one included (it is "no call").
-            return score_bfcl(completion.completion, task.reference, self.config.bfcl)
         trajectory = read_trajectory(completion.completion)
         if trajectory.empty:
             return "empty output: no assistant text and no tool call"

@@ -1,8 +1,10 @@
-"""Autoregressive decoding with a KV cache, batched over ``num_samples`` of one prompt.
+"""Autoregressive decoding with a KV cache, batched over the samples of one or more requests.
 
-* One prefill of the prompt (batch 1), whose cache is then repeated for every sample, so all
-  rows share the same positions and no padding or attention mask is needed.
-* Finished rows are dropped from the batch and from the cache.
+* One prefill per distinct prompt (left-padded to the longest when lengths differ), whose
+  cache row is then repeated for every sample of that prompt. With a single prompt length
+  no padding or attention mask is needed.
+* Finished rows are dropped from the batch and from the cache; each request keeps its own
+  ``max_tokens``, stop rules, sampling parameters and random generator.
 * The logprob reported for a sampled token is ``log_softmax(logits)[token]`` at temperature 1,
   whatever temperature/top-k/top-p were used to pick it, so it equals what ``forward()``
   returns for that token. Each sequence also carries the token's logprob under the
@@ -29,7 +31,7 @@ from torch import Tensor
 
 from rl_verifier import UserError
 from rl_verifier_server.runtime.logprobs import token_logprobs
-from rl_verifier_server.runtime.types import SampledSequence
+from rl_verifier_server.runtime.types import Cancelled, SampledSequence
 
 # on_token(sample, token, logprob, top): a token was drawn for sample ``sample``
 OnToken = Callable[[int, int, float, list[tuple[int, float]]], None]
@@ -120,71 +122,193 @@ def make_generator(device: torch.device, seed: int | None) -> torch.Generator:
     return generator
 
 
+@dataclass
+class DecodeRequest:
+    """One request's share of a batch: ``num_samples`` continuations of ``prompt``
+    (int64 [T] on the model's device), with its own limits, stop rules and generator.
+
+    ``on_done`` hears the request's result as soon as its last row finishes (the rest of
+    the batch may go on); ``cancelled`` is asked once per step."""
+
+    prompt: Tensor
+    num_samples: int
+    max_tokens: int
+    params: SamplingParams
+    stop: StopCriteria
+    generator: torch.Generator
+    top_logprobs: int = 0
+    on_token: OnToken | None = None
+    on_done: Callable[[Decoded], None] | None = None
+    cancelled: Callable[[], bool] | None = None
+
+
+Decoded = list[SampledSequence] | Exception  # a request's sequences, or why it failed
+
+
+class _Progress:
+    """What one request has drawn so far, per sample."""
+
+    def __init__(self, count: int) -> None:
+        self.tokens: list[list[int]] = [[] for _ in range(count)]
+        self.logprobs: list[list[float]] = [[] for _ in range(count)]
+        self.drawn: list[list[float]] = [[] for _ in range(count)]
+        self.tops: list[list[list[tuple[int, float]]]] = [[] for _ in range(count)]
+        self.reasons = ["length"] * count
+        self.live = count
+        self.error: Exception | None = None
+
+    def result(self) -> Decoded:
+        if self.error is not None:
+            return self.error
+        parts = zip(self.tokens, self.logprobs, self.reasons, self.drawn, self.tops, strict=True)
+        return [SampledSequence(t, lp, r, d, top) for t, lp, r, d, top in parts]
+
+
 def generate(
     model: Any,
-    prompt: Tensor,
-    num_samples: int,
-    max_tokens: int,
-    params: SamplingParams,
-    stop: StopCriteria,
-    generator: torch.Generator,
+    requests: Sequence[DecodeRequest],
     last_logits_only: bool,
     cache_arg: str = "cache",
-    top_logprobs: int = 0,
-    on_token: OnToken | None = None,
-) -> list[SampledSequence]:
-    """Sample ``num_samples`` continuations of ``prompt`` (int64 [T] on the model's device).
+) -> list[Decoded]:
+    """Decode every request in one batch; per request its sequences, or the exception that
+    ended it (its ``on_token`` raised, or it was cancelled) without ending the others.
 
     Call under ``torch.inference_mode()`` with the wanted adapter active. ``cache_arg`` is
     the forward() keyword for the KV cache (``cache`` in transformers 5, else
-    ``past_key_values``).
+    ``past_key_values``). Distinct prompts are prefilled once each, left-padded to the
+    longest (positions count real tokens only); each prompt's cache row is then repeated
+    for its samples. A request's random draws use only its own generator on its own rows,
+    so a seeded request draws the same tokens in a batch as alone.
     """
-    extra = {"logits_to_keep": 1} if last_logits_only else {}
-    out = model(input_ids=prompt[None], use_cache=True, **extra)
-    cache = _cache_of(out)
-    logits = out.logits[:, -1, :]
-    if num_samples > 1:
-        cache.batch_repeat_interleave(num_samples)
-        logits = logits.expand(num_samples, -1)
-    rows = list(range(num_samples))  # cache row -> sample index
-    tokens: list[list[int]] = [[] for _ in rows]
-    logprobs: list[list[float]] = [[] for _ in rows]
-    drawn_logprobs: list[list[float]] = [[] for _ in rows]
-    tops: list[list[list[tuple[int, float]]]] = [[] for _ in rows]
-    reasons = ["length"] * num_samples
-    for step in range(max_tokens):
-        chosen, drawn = params.choose(logits, generator)
+    extra: dict[str, Any] = {"logits_to_keep": 1} if last_logits_only else {}
+    cache, logits, mask = _prefill(model, requests, extra)
+    positions = mask.sum(dim=-1, keepdim=True) - 1 if mask is not None else None
+    owners = [r for r, req in enumerate(requests) for _ in range(req.num_samples)]
+    samples = [s for req in requests for s in range(req.num_samples)]
+    progress = [_Progress(req.num_samples) for req in requests]
+    for step in range(max(req.max_tokens for req in requests)):
+        for r, req in enumerate(requests):  # cancelled requests leave before the next step
+            if progress[r].live and req.cancelled is not None and req.cancelled():
+                _fail(req, progress[r], Cancelled("the request was cancelled"))
+        spans = _spans(owners)
+        chosen_parts: list[Tensor] = []
+        drawn_parts: list[Tensor] = []
+        tops: dict[int, list[list[tuple[int, float]]]] = {}
+        for r, (start, end) in spans.items():
+            req = requests[r]
+            chosen_r, drawn_r = req.params.choose(logits[start:end], req.generator)
+            chosen_parts.append(chosen_r)
+            drawn_parts.append(drawn_r)
+            best = _top(logits[start:end], req.top_logprobs)
+            if best is not None:
+                tops[r] = best
+        chosen = torch.cat(chosen_parts) if len(chosen_parts) > 1 else chosen_parts[0]
+        drawn = torch.cat(drawn_parts) if len(drawn_parts) > 1 else drawn_parts[0]
         chosen_lps = token_logprobs(logits, chosen)
         keep: list[int] = []
         steps = zip(chosen.tolist(), chosen_lps.tolist(), drawn.tolist(), strict=True)
-        best = _top(logits, top_logprobs)
         for j, (token, lp, drawn_lp) in enumerate(steps):
-            sample = rows[j]
-            tokens[sample].append(token)
-            logprobs[sample].append(lp)
-            drawn_logprobs[sample].append(drawn_lp)
-            if best is not None:
-                tops[sample].append(best[j])
-            if on_token is not None:
-                on_token(sample, token, lp, best[j] if best is not None else [])
-            if stop.hit(tokens[sample]):
-                reasons[sample] = "stop"
-            else:
+            r, sample = owners[j], samples[j]
+            req, done = requests[r], progress[r]
+            if done.error is not None:
+                continue
+            top = tops[r][j - spans[r][0]] if r in tops else []
+            done.tokens[sample].append(token)
+            done.logprobs[sample].append(lp)
+            done.drawn[sample].append(drawn_lp)
+            if r in tops:
+                done.tops[sample].append(top)
+            if req.on_token is not None:
+                try:
+                    req.on_token(sample, token, lp, top)
+                except Exception as exc:  # noqa: BLE001 - its listener: this request alone fails
+                    _fail(req, done, exc)
+                    continue
+            if req.stop.hit(done.tokens[sample]):
+                done.reasons[sample] = "stop"
+            elif step < req.max_tokens - 1:
                 keep.append(j)
-        if not keep or step == max_tokens - 1:
+                continue
+            done.live -= 1
+            if done.live == 0 and req.on_done is not None:
+                req.on_done(done.result())
+        keep = [j for j in keep if progress[owners[j]].error is None]
+        if not keep:
             break
-        if len(keep) < len(rows):
+        if len(keep) < len(owners):
             index = torch.tensor(keep, device=chosen.device)
             cache.batch_select_indices(index)
             chosen = chosen[index]
-            rows = [rows[j] for j in keep]
-        out = model(input_ids=chosen[:, None], use_cache=True, **{cache_arg: cache})
+            if mask is not None and positions is not None:
+                mask, positions = mask[index], positions[index]
+            owners = [owners[j] for j in keep]
+            samples = [samples[j] for j in keep]
+        step_args: dict[str, Any] = {cache_arg: cache}
+        if mask is not None and positions is not None:
+            mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=-1)
+            positions = positions + 1
+            step_args |= {"attention_mask": mask, "position_ids": positions}
+        out = model(input_ids=chosen[:, None], use_cache=True, **step_args)
         cache = _cache_of(out)
         logits = out.logits[:, -1, :]
-    return [
-        SampledSequence(t, lp, r, d, top)
-        for t, lp, r, d, top in zip(tokens, logprobs, reasons, drawn_logprobs, tops, strict=True)
-    ]
+    return [done.result() for done in progress]
+
+
+def _prefill(
+    model: Any, requests: Sequence[DecodeRequest], extra: dict[str, Any]
+) -> tuple[Any, Tensor, Tensor | None]:
+    """One forward over the distinct prompts, its cache and last logits repeated into one
+    row per sample (in request order); the attention mask when prompts were padded."""
+    distinct: dict[tuple[int, ...], int] = {}
+    keys = [tuple(req.prompt.tolist()) for req in requests]
+    for key in keys:
+        distinct.setdefault(key, len(distinct))
+    prompts = [requests[keys.index(key)].prompt for key in distinct]
+    longest = max(len(p) for p in prompts)
+    mask: Tensor | None = None
+    if all(len(p) == longest for p in prompts):
+        out = model(input_ids=torch.stack(prompts), use_cache=True, **extra)
+    else:
+        ids = prompts[0].new_zeros((len(prompts), longest))
+        mask = prompts[0].new_zeros((len(prompts), longest))
+        for row, prompt in enumerate(prompts):
+            ids[row, longest - len(prompt) :] = prompt
+            mask[row, longest - len(prompt) :] = 1
+        positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
+        out = model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra
+        )
+    cache = _cache_of(out)
+    logits = out.logits[:, -1, :]
+    rows = [distinct[key] for key, req in zip(keys, requests, strict=True)
+            for _ in range(req.num_samples)]  # fmt: skip
+    if len(prompts) == 1:
+        if len(rows) > 1:
+            cache.batch_repeat_interleave(len(rows))
+            logits = logits.expand(len(rows), -1)
+    else:
+        index = torch.tensor(rows, device=logits.device)
+        cache.batch_select_indices(index)
+        logits = logits[index]
+        if mask is not None:
+            mask = mask[index]
+    return cache, logits, mask
+
+
+def _spans(owners: list[int]) -> dict[int, tuple[int, int]]:
+    """Per request, its consecutive rows [start, end) in the batch."""
+    spans: dict[int, tuple[int, int]] = {}
+    for j, r in enumerate(owners):
+        start = spans[r][0] if r in spans else j
+        spans[r] = (start, j + 1)
+    return spans
+
+
+def _fail(req: DecodeRequest, progress: _Progress, error: Exception) -> None:
+    progress.error = error
+    progress.live = 0
+    if req.on_done is not None:
+        req.on_done(error)
 
 
 def _top(logits: Tensor, count: int) -> list[list[tuple[int, float]]] | None:

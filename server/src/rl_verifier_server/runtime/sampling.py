@@ -1,5 +1,6 @@
 """Sampling on one model, from a sampler snapshot or the bare base model: requests are
-checked against the model's vocabulary and context, then run through ``decoding``."""
+checked against the model's vocabulary and context (``prepare``), then decoded, alone or
+batched with others on the same sampler (``run``), through ``decoding``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import torch
 from rl_verifier import UserError
 from rl_verifier_server.runtime.datums import check_tokens
 from rl_verifier_server.runtime.decoding import (
+    Decoded,
+    DecodeRequest,
     OnToken,
     SamplingParams,
     StopCriteria,
@@ -46,9 +49,34 @@ class Sampling:
         top_logprobs: int = 0,
         on_token: OnToken | None = None,
     ) -> list[SampledSequence]:
-        """``num_samples`` continuations of ``prompt``; see ``runtime.decoding`` for the
-        rules. max_tokens None: up to the context length. ``stop_at_eos``: the model's EOS
-        ids end a sequence as well as ``stop`` (as OpenAI's ``stop`` works)."""
+        """``num_samples`` continuations of ``prompt``, alone (see ``prepare`` and ``run``)."""
+        request = self.prepare(
+            prompt, num_samples, max_tokens, temperature, top_p, top_k, stop, seed,
+            stop_at_eos=stop_at_eos, top_logprobs=top_logprobs, on_token=on_token,
+        )  # fmt: skip
+        [result] = self.run(sampler_id, [request])
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def prepare(
+        self,
+        prompt: list[int],
+        num_samples: int,
+        max_tokens: int | None,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = -1,
+        stop: Sequence[str] | Sequence[int] | str | None = None,
+        seed: int | None = None,
+        *,
+        stop_at_eos: bool = False,
+        top_logprobs: int = 0,
+        on_token: OnToken | None = None,
+    ) -> DecodeRequest:
+        """A checked request for ``run``; see ``runtime.decoding`` for the rules.
+        max_tokens None: up to the context length. ``stop_at_eos``: the model's EOS ids end
+        a sequence as well as ``stop`` (as OpenAI's ``stop`` works)."""
         base = self.base
         tokens = check_tokens(prompt, base.vocab_size, "prompt")
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
@@ -68,22 +96,19 @@ class Sampling:
         criteria = StopCriteria.parse(stop, set(base.eos_token_ids), base.tokenizer)
         if stop_at_eos:
             criteria.token_ids |= set(base.eos_token_ids)
-        base.adapters.activate(self.snapshots.resident_lora(sampler_id))
         generator = make_generator(torch.device(base.device), seed)
+        return DecodeRequest(
+            tokens.to(base.device), num_samples, max_tokens, params, criteria, generator,
+            top_logprobs, on_token,
+        )  # fmt: skip
+
+    def run(self, sampler_id: str | None, requests: Sequence[DecodeRequest]) -> list[Decoded]:
+        """Decode ``requests`` in one batch on sampler ``sampler_id`` (None: the base model):
+        per request its sequences, or the exception that ended it alone."""
+        base = self.base
+        base.adapters.activate(self.snapshots.resident_lora(sampler_id))
         with torch.inference_mode():
-            return generate(
-                base.model,
-                tokens.to(base.device),
-                num_samples,
-                max_tokens,
-                params,
-                criteria,
-                generator,
-                base.logits_to_keep,
-                base.cache_arg,
-                top_logprobs,
-                on_token,
-            )
+            return generate(base.model, requests, base.logits_to_keep, base.cache_arg)
 
     def prompt_logprobs(self, sampler_id: str | None, tokens: list[int]) -> list[float]:
         """logprob of tokens[i] given tokens[:i]; NaN at index 0."""

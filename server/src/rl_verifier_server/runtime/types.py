@@ -12,6 +12,10 @@ import numpy as np
 from rl_verifier import UserError
 
 
+class Cancelled(Exception):
+    """A sample request stopped because its caller no longer wants the answer."""
+
+
 @dataclass(frozen=True)
 class LoraSpec:
     """What a training client asked for in ``create_lora_training_client``."""

@@ -68,4 +68,5 @@ def answer(
             return {"error": "call failed"}
 
 
-main()
+if __name__ == "__main__":  # a warm server imports this module first
+    main()

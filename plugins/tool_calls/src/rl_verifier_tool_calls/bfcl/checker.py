@@ -187,27 +187,33 @@ class Function:
     def __init__(self, language: Language, underscored: bool) -> None:
         self.language = language
         self.underscored = underscored
+        # What one declaration and one answer entry ask, read once (a task is checked once
+        # per sample of it); kept with the objects, so that their ids stay theirs.
+        self._expected: dict[tuple[int, int], tuple[Doc, Answer, Expected]] = {}
 
     def check(self, doc: Doc, call: Call, answer: Answer) -> None:
         """Name, required parameters, each given parameter's type and value, omissions."""
-        acceptable_by_param = _answer_params(answer)
-        try:
-            name = doc["name"]
-            properties = doc["parameters"]["properties"]
-            required = doc["parameters"]["required"]
-        except (KeyError, TypeError):
-            raise BfclDataError(
-                "each function needs a name and parameters with properties and required"
-            ) from None
-        if self.underscored and "." in name:
-            name = name.replace(".", "_")
+        key = (id(doc), id(answer))
+        found = self._expected.get(key)
+        if found is not None and found[0] is doc and found[1] is answer:
+            expected = found[2]
+        else:
+            expected = Expected(doc, answer, self.underscored)
+            if len(self._expected) >= MAX_EXPECTED:
+                self._expected.pop(next(iter(self._expected)), None)
+            self._expected[key] = (doc, answer, expected)
+        if expected.error is not None:
+            raise BfclDataError(expected.error)
+        name = expected.name
+        properties = expected.properties
+        acceptable_by_param = expected.acceptable_by_param
         called, arguments = call
         if called != name:
             raise Mismatch(
                 "simple_function_checker:wrong_func_name",
                 f"function {name!r} not found in the output (got {called!r})",
             )
-        for param in required:
+        for param in expected.required:
             if param not in arguments:
                 raise Mismatch(
                     "simple_function_checker:missing_required",
@@ -218,7 +224,11 @@ class Function:
                 raise Mismatch(
                     "simple_function_checker:unexpected_param", f"unexpected parameter {param!r}"
                 )
-            self._check_param(param, value, properties[param], acceptable_by_param[param])
+            if self.language == "python":
+                typed = expected.python_types(param)
+                self._check_value(param, value, typed, acceptable_by_param[param])
+            else:
+                self._check_param(param, value, properties[param], acceptable_by_param[param])
         for param, acceptable in acceptable_by_param.items():
             if param not in arguments and OMITTED not in acceptable:
                 raise Mismatch(
@@ -232,6 +242,12 @@ class Function:
         except (KeyError, TypeError):
             raise BfclDataError(f"parameter {param!r} declares no type") from None
         value, want, item = self._typed(param, value, declared, spec)
+        self._check_value(param, value, (declared, want, item), acceptable)
+
+    def _check_value(
+        self, param: str, value: Any, typed: tuple[str, type, type | None], acceptable: Any
+    ) -> None:
+        declared, want, item = typed
         if declared == "tuple" and type(value) is tuple:
             value = list(value)
         if declared == "float" and type(value) is int and self.language == "python":
@@ -255,11 +271,8 @@ class Function:
     def _typed(
         self, param: str, value: Any, declared: str, spec: Any
     ) -> tuple[Any, type, type | None]:
-        """The value as the checker compares it, its declared Python type and item type."""
-        if self.language == "python":
-            want = _lookup(PYTHON_TYPES, declared)
-            item = _lookup(PYTHON_TYPES, _item_type(spec)) if declared in PYTHON_LISTS else None
-            return value, want, item
+        """Java or JavaScript: the value as the checker compares it, its declared Python type
+        and item type."""
         types = JAVA_TYPES if self.language == "java" else JS_TYPES
         convert = java_value if self.language == "java" else js_value
         want = _lookup(types, declared)
@@ -278,6 +291,62 @@ class Function:
             return convert(value, declared), want, item
         except (JavaTypeError, JsTypeError) as exc:
             raise BfclDataError(str(exc)) from None
+
+
+MAX_EXPECTED = 4096
+
+
+class Expected:
+    """One expected call: its answer entry and its declaration, read for checking."""
+
+    __slots__ = ("_types", "acceptable_by_param", "error", "name", "properties", "required")
+
+    def __init__(self, doc: Doc, answer: Answer, underscored: bool) -> None:
+        self.error: str | None = None  # why the rows cannot be checked
+        self.name: Any = None
+        self.properties: Any = {}
+        self.required: Any = ()
+        self.acceptable_by_param: Mapping[str, Sequence[Any]] = {}
+        self._types: dict[str, tuple[str, type, type | None] | str] = {}
+        try:
+            self.acceptable_by_param = _answer_params(answer)
+            try:
+                name = doc["name"]
+                self.properties = doc["parameters"]["properties"]
+                self.required = doc["parameters"]["required"]
+            except (KeyError, TypeError):
+                raise BfclDataError(
+                    "each function needs a name and parameters with properties and required"
+                ) from None
+        except BfclDataError as exc:
+            self.error = str(exc)
+            return
+        if underscored and "." in name:
+            name = name.replace(".", "_")
+        self.name = name
+
+    def python_types(self, param: str) -> tuple[str, type, type | None]:
+        """The declared type of ``param`` (a declared one), its Python type and item type."""
+        typed = self._types.get(param)
+        if typed is None:
+            typed = self._types[param] = _python_types(param, self.properties[param])
+        if isinstance(typed, str):
+            raise BfclDataError(typed)
+        return typed
+
+
+def _python_types(param: str, spec: Any) -> tuple[str, type, type | None] | str:
+    """The declared type, Python type and item type of a parameter; or why there are none."""
+    try:
+        try:
+            declared = spec["type"]
+        except (KeyError, TypeError):
+            raise BfclDataError(f"parameter {param!r} declares no type") from None
+        want = _lookup(PYTHON_TYPES, declared)
+        item = _lookup(PYTHON_TYPES, _item_type(spec)) if declared in PYTHON_LISTS else None
+    except BfclDataError as exc:
+        return str(exc)
+    return declared, want, item
 
 
 def _answer_params(answer: Answer) -> Mapping[str, Sequence[Any]]:

@@ -10,12 +10,14 @@ from rl_verifier import Text, ToolCall, after_reasoning, content_text
 from rl_verifier.internal import (
     OPEN_TAG,
     CallSyntaxError,
+    bracketed,
     message_tool_calls,
     parse_bfcl_json_calls,
     parse_python_calls,
 )
 from rl_verifier_tool_calls.bfcl.categories import Language
 from rl_verifier_tool_calls.bfcl.checker import Call
+from rl_verifier_tool_calls.bfcl.python_calls import read_python_calls
 from rl_verifier_tool_calls.bfcl.sourcecalls import java_calls, javascript_calls
 
 FENCE_RE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
@@ -99,9 +101,13 @@ def prompt_calls(
             return _found(java_calls(text))
         if language == "javascript":
             return _found(javascript_calls(text))
-        parsed = (
-            parse_bfcl_json_calls(text) if return_format == "json" else parse_python_calls(text)
-        )
+        if return_format == "json":
+            parsed = parse_bfcl_json_calls(text)
+        else:
+            common = read_python_calls(bracketed(text))  # the common shape, without ast
+            if common is not None:
+                return list(common)
+            parsed = parse_python_calls(text)
     except CallSyntaxError as exc:
         raise DecodeFailure(FAILED, f"cannot decode the output: {exc}") from None
     return _usable(parsed)

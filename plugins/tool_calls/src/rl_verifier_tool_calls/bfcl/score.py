@@ -29,7 +29,34 @@ class BfclTaskError(ValueError):
     """The task does not hold a usable BFCL question (and answer) row."""
 
 
-def read_rows(reference: Mapping[str, Any]) -> tuple[Category, list[Any], list[Any]]:
+Rows = tuple[Category, list[Any], list[Any]]
+# Rows read from a question and answer row, by the rows' identity (a task is checked once per
+# sample of it): (question row, answer row, category named, rows). The rows are kept with
+# their ids, so an id in here is never one of another object.
+_READ: dict[tuple[int, int, Any], tuple[Any, Any, Rows]] = {}
+MAX_READ = 4096
+
+
+def cached_rows(reference: Mapping[str, Any]) -> Rows:
+    """:func:`read_rows`, read once per question and answer row (rows are not changed in place
+    while tasks are checked)."""
+    question = reference.get("question")
+    answer = reference.get("possible_answer", reference.get("answer"))
+    named = reference.get("category")
+    if not isinstance(named, str | None):
+        return read_rows(reference)
+    key = (id(question), id(answer), named)
+    found = _READ.get(key)
+    if found is not None and found[0] is question and found[1] is answer:
+        return found[2]
+    rows = read_rows(reference)
+    if len(_READ) >= MAX_READ:
+        _READ.pop(next(iter(_READ)), None)
+    _READ[key] = (question, answer, rows)
+    return rows
+
+
+def read_rows(reference: Mapping[str, Any]) -> Rows:
     """Category, function declarations and ground-truth calls from ``reference``.
 
     ``reference.question`` is the question row (``id``, ``function``); ``reference.
@@ -69,7 +96,7 @@ def decode(reply: Reply, category: Category, settings: BfclSettings) -> list[Cal
 def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSettings) -> Outcome:
     """1 when the reply passes BFCL's check for its category, else 0 (``info.error_type``
     is BFCL's name for the failure, ``info.reason`` says more)."""
-    category, functions, expected = read_rows(reference)
+    category, functions, expected = cached_rows(reference)
     reply = last_reply(completion)
     try:
         calls: list[Call] = decode(reply, category, settings)
