@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -169,3 +170,37 @@ def test_tool_warmup_teaches_the_format_not_the_policy() -> None:
     assert components["answer"] == 0.0  # no answer is taught
     assert 0.4 < components["citation_validity"] < 0.6  # half cite a returned document
     assert 1.4 < components["calls"] < 1.6  # half search twice, over the budget of one
+
+
+def test_tool_choice_held_out_phrasings_are_never_trained_on() -> None:
+    folder = EXAMPLES / "tool_choice"
+    train, held_out = rows(folder / "tasks.jsonl"), rows(folder / "heldout.jsonl")
+    assert not {r["metadata"]["phrasing"] for r in train} & {
+        r["metadata"]["phrasing"] for r in held_out
+    }
+    for split in (train, held_out):  # each tool a quarter: one constant answer scores 0.25
+        answers = [r["reference"]["answer"] for r in split]
+        assert {answers.count(tool) for tool in set(answers)} == {len(split) // 4}
+
+
+def test_tool_choice_reward_reads_the_first_tool_named() -> None:
+    from rl_verifier.builtin import ExactMatch
+
+    config = tomllib.loads((EXAMPLES / "tool_choice" / "tool_choice.toml").read_text())
+    task = Task.model_validate(rows(EXAMPLES / "tool_choice" / "heldout.jsonl")[0])
+    gold = task.reference["answer"]
+    other = next(t for t in ("calculator", "weather", "translator", "calendar") if t != gold)
+    replies = {
+        f"{gold.title()}.": 1.0,
+        f"The {gold} tool handles it.": 1.0,
+        f"{other}, then {gold}": 0.0,  # the first tool named is the answer
+        "I would ask a friend.": None,  # names no tool: invalid
+    }
+    scores = score_once(ExactMatch(config["verifier_config"]), [
+        (task, reply) for reply in replies
+    ])  # fmt: skip
+    for (reply, expected), score in zip(replies.items(), scores, strict=True):
+        if expected is None:
+            assert score.status == "invalid", reply
+        else:
+            assert (score.status, score.reward) == ("ok", expected), reply
