@@ -22,6 +22,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from rl_verifier.evaluation.estimators import mean_interval
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -57,6 +59,7 @@ def report(run_dir: Path, wall_s: float | None, window: int) -> None:
         print(f"{label:<28} {interval(figures['mean_reward']):>28} {interval(pass1):>28}")
     if evals:
         print(f"({evals[-1]['eval']['tasks']} held-out tasks x {config.get('eval_n')} samples)")
+        print(paired_difference(run_dir / "eval_samples.jsonl"))
     if config.get("baseline_reward") is not None:
         print(f"trivial baseline ({config.get('baseline_label')}): {config['baseline_reward']:.3f}")
     rewards = [m["reward_mean"] for m in rl if m.get("reward_mean") is not None]
@@ -67,6 +70,36 @@ def report(run_dir: Path, wall_s: float | None, window: int) -> None:
     print(f"time in steps and evals: {in_steps:.0f} s", end="")
     print(f"; wall time of the run: {wall_s:.0f} s" if wall_s is not None else "")
     print(f"load average now (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def task_means(rows: list[dict[str, Any]], step: int) -> dict[str, float]:
+    """Each task's mean reward at the eval of ``step`` (timeouts and errors left out)."""
+    rewards: dict[str, list[float]] = {}
+    for row in rows:
+        score = row["score"]
+        if row["step"] == step and score["status"] in ("ok", "invalid"):
+            rewards.setdefault(row["task_id"], []).append(float(score["reward"]))
+    return {task: fmean(values) for task, values in rewards.items()}
+
+
+def paired_difference(path: Path) -> str:
+    """Last eval minus the first, task by task (the same tasks and sampling seeds)."""
+    if not path.exists():
+        return "paired difference: no eval_samples.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    steps = sorted({row["step"] for row in rows})
+    if len(steps) < 2:
+        return "paired difference: one held-out eval only"
+    first, last = task_means(rows, steps[0]), task_means(rows, steps[-1])
+    shared = sorted(set(first) & set(last))
+    interval = mean_interval([last[t] - first[t] for t in shared])
+    if interval is None or interval.low is None or interval.high is None:
+        return "paired difference: too few shared tasks"
+    verdict = "significant" if interval.low > 0 or interval.high < 0 else "not significant"
+    return (
+        f"paired difference, last eval - first over {len(shared)} tasks: {interval.mean:+.3f} "
+        f"[{interval.low:+.3f}, {interval.high:+.3f}] ({verdict})"
+    )
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -177,8 +178,6 @@ def test_judge_rank_recipe_is_a_valid_run_with_a_held_out_split(
     """Its files only (a run needs a second SmolLM2 as judge: minutes, measured in its
     README): held-out questions never trained on, the TOML a valid run, its judge settings
     valid for judge_rank and pointed at the judge server with_judge.py starts."""
-    import tomllib
-
     from rl_verifier.train.config import TrainConfig
     from rl_verifier_judge import JudgeRankVerifier
 
@@ -190,3 +189,37 @@ def test_judge_rank_recipe_is_a_valid_run_with_a_held_out_split(
     monkeypatch.setenv("RLV_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
     judge = JudgeRankVerifier(config.verifier_config)
     assert judge.config.format == "logprobs" and judge.config.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_tool_choice_held_out_phrasings_are_never_trained_on() -> None:
+    folder = EXAMPLES / "tool_choice"
+    train, held_out = rows(folder / "tasks.jsonl"), rows(folder / "heldout.jsonl")
+    assert not {r["metadata"]["phrasing"] for r in train} & {
+        r["metadata"]["phrasing"] for r in held_out
+    }
+    for split in (train, held_out):  # each tool a quarter: one constant answer scores 0.25
+        answers = [r["reference"]["answer"] for r in split]
+        assert {answers.count(tool) for tool in set(answers)} == {len(split) // 4}
+
+
+def test_tool_choice_reward_reads_the_first_tool_named() -> None:
+    from rl_verifier.builtin import ExactMatch
+
+    config = tomllib.loads((EXAMPLES / "tool_choice" / "tool_choice.toml").read_text())
+    task = Task.model_validate(rows(EXAMPLES / "tool_choice" / "heldout.jsonl")[0])
+    gold = task.reference["answer"]
+    other = next(t for t in ("calculator", "weather", "translator", "calendar") if t != gold)
+    replies = {
+        f"{gold.title()}.": 1.0,
+        f"The {gold} tool handles it.": 1.0,
+        f"{other}, then {gold}": 0.0,  # the first tool named is the answer
+        "I would ask a friend.": None,  # names no tool: invalid
+    }
+    scores = score_once(ExactMatch(config["verifier_config"]), [
+        (task, reply) for reply in replies
+    ])  # fmt: skip
+    for (reply, expected), score in zip(replies.items(), scores, strict=True):
+        if expected is None:
+            assert score.status == "invalid", reply
+        else:
+            assert (score.status, score.reward) == ("ok", expected), reply

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -192,6 +194,17 @@ def test_names_moved_to_internal_still_import_from_the_top_with_a_warning() -> N
         assert name not in rl_verifier.__all__
         with pytest.warns(DeprecationWarning, match="rl_verifier.internal"):
             assert getattr(rl_verifier, name) is getattr(rl_verifier.internal, name)
+
+
+def test_a_moved_name_imports_in_a_fresh_interpreter() -> None:
+    """Before anything has imported ``rl_verifier.internal`` (here it has): the old import
+    recursed until Python gave up."""
+    code = "from rl_verifier import write_text; print(write_text.__module__)"
+    argv = [sys.executable, "-W", "always::DeprecationWarning", "-c", code]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "rl_verifier.atomic"
+    assert "import it from rl_verifier.internal" in done.stderr
 
 
 def test_every_public_name_exists() -> None:

@@ -176,6 +176,42 @@ def test_kill_and_resume_continue_without_duplicates_or_gaps(tmp_path: Path) -> 
     assert "resuming" in result.stderr
 
 
+def process_ids() -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def command_line(pid: int) -> str:
+    """The process's command line, '' once it has gone."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_dead_local_server_stops_the_run_at_once_saying_how_it_died(tmp_path: Path) -> None:
+    """The kernel's out-of-memory killer takes the run's rlv serve: the run ends in one line
+    within seconds, instead of the SDK retrying a dead port for ever."""
+    config = small_config(tmp_path / "c.toml", steps=200)
+    run_dir = tmp_path / "run"
+    child = subprocess.Popen(
+        [*RLV, "train", str(config)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not (run_dir / "metrics.jsonl").exists() or not rows(run_dir / "metrics.jsonl"):
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    server = [pid for pid in process_ids() if str(run_dir / "server") in command_line(pid)]
+    assert len(server) == 1
+    os.kill(server[0], signal.SIGKILL)
+    killed = time.monotonic()
+    _, err = child.communicate(timeout=120)
+    assert time.monotonic() - killed < 60
+    assert child.returncode == 2
+    assert "rlv: error: the local rlv serve was killed (SIGKILL" in err
+    assert "--resume" in err and "Traceback" not in err.split("rlv: error:")[-1]
+
+
 def test_tinker_backend_without_key_fails_with_one_line(tmp_path: Path) -> None:
     config = small_config(tmp_path / "c.toml", backend="tinker")
     env = {k: v for k, v in os.environ.items() if k != "TINKER_API_KEY"}

@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-from rl_verifier import write_text
+from rl_verifier.internal import write_text
 
 HERE = Path(__file__).parent
 TRAIN, HELD_OUT = 256, 48

@@ -7,6 +7,7 @@ private and may change; ``rl_verifier.internal`` holds what only this repository
 packages share.
 """
 
+import importlib
 import warnings
 from typing import Any
 
@@ -55,7 +56,8 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     """The names moved to ``rl_verifier.internal`` (exported here before the public API
     was split by audience), still importable here with a warning."""
-    from rl_verifier import internal
+    # Not ``from rl_verifier import internal``: that asks this hook for ``internal`` first.
+    internal = importlib.import_module("rl_verifier.internal")
 
     if name in internal.__all__:
         warnings.warn(

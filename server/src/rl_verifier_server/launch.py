@@ -9,9 +9,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -43,6 +44,7 @@ class LocalServer:
         self.env = dict(env or {})
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
+        self.stopping = False
 
     def start(self, timeout_s: float = 120.0) -> str:
         wait_until_free(self.data_dir, PREDECESSOR_WAIT_S)  # else rlv serve says who holds it
@@ -87,7 +89,22 @@ class LocalServer:
         self.stop()
         raise UserError(f"rlv serve did not answer within {timeout_s:.0f}s (log: {log_path})")
 
+    def watch(self, on_exit: Callable[[str], None]) -> None:
+        """Call ``on_exit(how it ended)`` from a thread if the server ends before ``stop()``
+        (the kernel's out-of-memory killer, a crash), so its client need not wait on retries."""
+        process = self.process
+        if process is None:
+            raise RuntimeError("start the server before watching it")
+
+        def wait() -> None:
+            code = process.wait()
+            if not self.stopping:
+                on_exit(exit_description(code))
+
+        threading.Thread(target=wait, name="rlv-serve-watch", daemon=True).start()
+
     def stop(self) -> None:
+        self.stopping = True
         if self.process is None or self.process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -108,6 +125,19 @@ class LocalServer:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def exit_description(code: int) -> str:
+    """How a process with return code ``code`` ended, in words."""
+    if code >= 0:
+        return f"exited with status {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    if -code == signal.SIGKILL:
+        return f"was killed ({name}: most often the kernel's out-of-memory killer; see dmesg)"
+    return f"was killed by {name}"
 
 
 def die_with_parent() -> None:

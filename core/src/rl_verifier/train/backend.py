@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import Iterator
+import signal
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +21,8 @@ TINKER_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
 class Connection:
     base_url: str | None
     api_key: str
+    # How the run's own local server ended, once it has ended before the run ('' until then).
+    server_ended: Callable[[], str] = lambda: ""
 
 
 def require_key(config: TrainConfig) -> str:
@@ -57,8 +61,22 @@ def local_server(data_dir: Path, base_model: str, log_path: Path) -> Iterator[Co
         ) from None
     server = LocalServer(data_dir, preload=(base_model,), log_path=log_path)
     server.start()
+    ended: list[str] = []
+
+    def on_exit(how: str) -> None:  # stop the run now: the SDK would retry for ever
+        ended.append(how)
+        os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the event loop's select
+
+    server.watch(on_exit)
     try:
-        yield Connection(server.url, "tml-local")
+        yield Connection(server.url, "tml-local", lambda: ended[0] if ended else "")
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if ended:
+            raise UserError(
+                f"the local rlv serve {ended[0]} (its log: {log_path}); the run stopped "
+                "and `rlv train CONFIG --resume RUN_DIR` continues it from its last checkpoint"
+            ) from None
+        raise
     finally:
         server.stop()
 

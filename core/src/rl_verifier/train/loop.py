@@ -91,12 +91,12 @@ class Trainer:
         """Finish the session on the server, so hosted Tinker releases it now rather than
         when its heartbeat lapses, and stop the SDK's heartbeat. A failure is logged only:
         the run's own outcome stands."""
-        if self.service is None:
-            return
+        if self.service is None or self.connection.server_ended():
+            return  # nothing answers there any more
         try:
             await asyncio.wait_for(self.service.close(outcome), SESSION_CLOSE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - closing is best effort, never the error
-            log.warning("could not close the training session: %s", exc)
+            log.warning("could not close the training session: %s", str(exc) or repr(exc))
 
     async def warm_start(self) -> None:
         """A short cross_entropy warm start on example completions (format, not answers)."""
