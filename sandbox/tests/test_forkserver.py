@@ -74,7 +74,7 @@ def talk(pool: PythonPool, code: str, *flags: str) -> tuple[bytes, bytes]:
 POLLUTE = """
 import builtins, os, subprocess, sys, threading, time, pytest
 open('left', 'w').write('1'); open('/tmp/left', 'w').write('1'); open('/dev/shm/left', 'w')
-os.environ['RLV_LEFT'] = '1'
+os.environ['PROBE_LEFT_BEHIND'] = '1'
 pytest.main = None
 sys.modules['json'] = None
 threading.Thread(target=time.sleep, args=(60,), daemon=False).start()
@@ -91,7 +91,7 @@ import builtins, glob, json, os, sys, pytest
 sys.stdin.readline()
 seen = {
     'files': glob.glob('/job/*') + glob.glob('/tmp/*') + glob.glob('/dev/shm/*'),
-    'env': 'RLV_LEFT' in os.environ,
+    'env': 'PROBE_LEFT_BEHIND' in os.environ,
     'len': len([1]),
     'pytest': pytest.main is None,
     'procs': [

@@ -19,11 +19,11 @@ TASKS = [
 POLLUTE = """
 import builtins, os, subprocess, sys, threading, time
 open('left', 'w').write('1'); open('/tmp/left', 'w').write('1'); open('/dev/shm/left', 'w')
-os.environ['RLV_LEFT'] = '1'
+os.environ['PROBE_LEFT_BEHIND'] = '1'
 sys.modules['json'] = None
 threading.Thread(target=time.sleep, args=(60,), daemon=False).start()
 subprocess.Popen(['sleep', '60'], start_new_session=True)
-builtins.RLV_LEFT = True
+builtins.PROBE_LEFT_BEHIND = True
 
 def double(x):
     return 2 * x
@@ -36,8 +36,8 @@ def double(x):
     traces = glob.glob('/job/*') + glob.glob('/tmp/*') + glob.glob('/dev/shm/*')
     mine = (1, os.getppid(), os.getpid())
     others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in mine]
-    left = traces != ['/job/solution.py'] or others or 'RLV_LEFT' in os.environ
-    left = left or sys.modules.get('json', 0) is None or hasattr(builtins, 'RLV_LEFT')
+    left = traces != ['/job/solution.py'] or others or 'PROBE_LEFT_BEHIND' in os.environ
+    left = left or sys.modules.get('json', 0) is None or hasattr(builtins, 'PROBE_LEFT_BEHIND')
     return 0 if left else 2 * x
 """
 
