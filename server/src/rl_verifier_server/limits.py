@@ -17,6 +17,7 @@ class ServerLimits:
     max_training_clients: int = 32  # live LoRA training clients (adapter + Adam state)
     max_samplers: int = 128  # sampler snapshots held; the least recently used go first
     session_timeout_s: float = 600.0  # a session without heartbeats this long is ended
+    batch_memory_gb: float = 4.0  # estimated activations of one forward_backward micro-batch
 
     @property
     def max_body_bytes(self) -> int:

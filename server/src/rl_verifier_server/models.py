@@ -121,8 +121,14 @@ class AllowedModels:
 class ModelHosts:
     """One loaded ``ModelHost`` per model directory, shared by every client."""
 
-    def __init__(self, device: str | None = None, allowed: AllowedModels | None = None) -> None:
+    def __init__(
+        self,
+        device: str | None = None,
+        allowed: AllowedModels | None = None,
+        batch_memory_gb: float | None = None,
+    ) -> None:
         self.device = device
+        self.options = {} if batch_memory_gb is None else {"batch_memory_gb": batch_memory_gb}
         self.allowed = allowed or AllowedModels()
         self._hosts: dict[Path, ModelHost] = {}
         self._names: dict[str, Path] = {}
@@ -143,7 +149,9 @@ class ModelHosts:
         if directory not in self._hosts:
             from rl_verifier_server.runtime import ModelHost
 
-            self._hosts[directory] = ModelHost.load(directory, str(name), self.device)
+            self._hosts[directory] = ModelHost.load(
+                directory, str(name), self.device, **self.options
+            )
         return self._hosts[directory]
 
     def directory_of(self, host: ModelHost) -> Path:

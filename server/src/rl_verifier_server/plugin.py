@@ -39,6 +39,12 @@ LIMIT_OPTIONS: dict[str, tuple[str, click.ParamType[Any], str]] = {
         click.FloatRange(1),
         "Seconds without a heartbeat or call after which a session is ended.",
     ),
+    "batch_memory_gb": (
+        "--batch-memory-gb",
+        click.FloatRange(0.01),
+        "GiB of activations one forward/forward_backward micro-batch may take, as estimated "
+        "from the model's config; datums are split into micro-batches to stay under it.",
+    ),
 }
 
 

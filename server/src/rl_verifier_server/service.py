@@ -40,7 +40,7 @@ class Service:
     ) -> None:
         self.limits = limits or ServerLimits()
         self.store = CheckpointStore(data_dir)
-        self.hosts = ModelHosts(device, models)
+        self.hosts = ModelHosts(device, models, self.limits.batch_memory_gb)
         self.futures = FutureTable()
         self.compute = ComputeThread(self.futures)
         self.batches = SampleBatches(self.compute)

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from rl_verifier import UserError
+from rl_verifier_server.runtime.batch_memory import BatchMemory, plan_batches
 from rl_verifier_server.runtime.datums import PreparedDatum, prepare_datum
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.logprobs import token_logprobs
@@ -23,9 +24,11 @@ def forward_backward(
     config: dict[str, float] | None,
     backward: bool,
     max_batch_tokens: int,
+    budget_bytes: int,
 ) -> FwdBwdResult:
     """Loss, per-datum outputs and metrics; with ``backward``, gradients accumulate on the
-    adapter until its optimizer step. Every datum is checked before any compute."""
+    adapter until its optimizer step. Every datum is checked before any compute. Datums run
+    in micro-batches whose estimated memory stays within ``budget_bytes``."""
     loss = get_loss(loss_fn)
     resolved = loss.resolve_config(config)
     if not data:
@@ -36,7 +39,10 @@ def forward_backward(
     base.adapters.activate(trainer.lora, trainable=backward)
     outputs: list[dict[str, np.ndarray]] = [{} for _ in prepared]
     totals = MetricTotals()
-    for batch in microbatches(prepared, max_batch_tokens):
+    memory = BatchMemory.of(base.model, backward)
+    lengths = [d.length for d in prepared]
+    plan = plan_batches(lengths, memory, budget_bytes, max_batch_tokens)
+    for batch in ([prepared[i] for i in indices] for indices in plan):
         context = torch.enable_grad() if backward else torch.inference_mode()
         with context:
             inputs = [{k: v.to(base.device) for k, v in d.inputs.items()} for d in batch]
@@ -54,23 +60,6 @@ def forward_backward(
             if backward and total is not None:
                 torch.autograd.backward(total)
     return FwdBwdResult(outputs, totals.metrics())
-
-
-def microbatches(data: list[PreparedDatum], max_tokens: int) -> list[list[PreparedDatum]]:
-    """Consecutive datums grouped so that each padded batch holds at most ``max_tokens``."""
-    batches: list[list[PreparedDatum]] = []
-    current: list[PreparedDatum] = []
-    longest = 0
-    for datum in data:
-        grown = max(longest, datum.length)
-        if current and grown * (len(current) + 1) > max_tokens:
-            batches.append(current)
-            current, grown = [], datum.length
-        current.append(datum)
-        longest = grown
-    if current:
-        batches.append(current)
-    return batches
 
 
 def target_logprobs(base: LoadedModel, batch: list[PreparedDatum]) -> list[torch.Tensor]:

@@ -11,6 +11,7 @@ from typing import Any
 from torch import nn
 
 from rl_verifier_server.runtime import forward
+from rl_verifier_server.runtime.batch_memory import DEFAULT_BATCH_MEMORY_GB
 from rl_verifier_server.runtime.loaded_model import LoadedModel, load_pretrained
 from rl_verifier_server.runtime.lora import DEFAULT_LORA_ALPHA
 from rl_verifier_server.runtime.sampling import Sampling
@@ -37,19 +38,22 @@ class ModelHost:
         lora_alpha: float = DEFAULT_LORA_ALPHA,
         max_resident_samplers: int = 8,
         max_batch_tokens: int = 8192,
+        batch_memory_gb: float = DEFAULT_BATCH_MEMORY_GB,
     ) -> None:
         self.base = LoadedModel(model, tokenizer, name, max_context)
         self.trainers = TrainingAdapters(self.base, lora_alpha)
         self.snapshots = SnapshotCache(self.base, max_resident_samplers)
         self.sampling = Sampling(self.base, self.snapshots)
         self.max_batch_tokens = max(1, int(max_batch_tokens))
+        self.batch_memory_bytes = int(batch_memory_gb * 2**30)
 
     @classmethod
     def load(
         cls, model_dir: Path, name: str, device: str | None = None, **options: Any
     ) -> ModelHost:
         """Load a HF causal LM (see ``load_pretrained``). ``options`` go to the constructor
-        (max_context, lora_alpha, max_resident_samplers, max_batch_tokens)."""
+        (max_context, lora_alpha, max_resident_samplers, max_batch_tokens,
+        batch_memory_gb: the estimated activation memory one micro-batch may take)."""
         model, tokenizer = load_pretrained(model_dir, device)
         return cls(model, tokenizer, name, **options)
 
@@ -69,7 +73,14 @@ class ModelHost:
         until the adapter's optim_step). Every datum is checked before any compute."""
         trainer = self.trainers.get(adapter_id)
         return forward.forward_backward(
-            self.base, trainer, data, loss_fn, config, backward, self.max_batch_tokens
+            self.base,
+            trainer,
+            data,
+            loss_fn,
+            config,
+            backward,
+            self.max_batch_tokens,
+            self.batch_memory_bytes,
         )
 
     def snapshot_sampler(
