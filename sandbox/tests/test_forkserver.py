@@ -82,8 +82,8 @@ subprocess.Popen(['sleep', '60'], start_new_session=True)
 if os.fork() == 0:
     time.sleep(60)
 sys.stdin.readline()
+print('to stderr', file=sys.stderr, flush=True)  # before the line the test waits for
 print('polluted', flush=True)
-print('to stderr', file=sys.stderr, flush=True)
 builtins.len = lambda x: 0
 """
 PROBE = """
