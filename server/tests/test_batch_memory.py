@@ -13,9 +13,11 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, forward
 from rl_verifier_server.runtime.batch_memory import BatchMemory, plan_batches
 from rl_verifier_server.runtime.logprobs import CHUNK_POSITIONS, token_logprobs
+from rl_verifier_server.service import Service
 from rl_verifier_server.tiny_model import ensure_tiny_model
 
 VOCAB = 300
@@ -164,3 +166,11 @@ def test_forward_backward_equals_the_log_softmax_path(
     ours = run(host, data)
     monkeypatch.setattr(forward, "token_logprobs", old_token_logprobs)
     assert_same(ours, run(host, data))
+
+
+def test_the_serve_option_reaches_the_loaded_model(tmp_path: Path) -> None:
+    service = Service(tmp_path, "cpu", limits=ServerLimits(batch_memory_gb=0.5))
+    try:
+        assert service.hosts.get("rlv/tiny-chat").batch_memory_bytes == 2**29
+    finally:
+        service.close()
