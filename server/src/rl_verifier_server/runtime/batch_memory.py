@@ -12,10 +12,12 @@ from rl_verifier_server.limits import ServerLimits
 
 DEFAULT_BATCH_MEMORY_GB = ServerLimits().batch_memory_gb  # rlv serve --batch-memory-gb
 # Per layer and padded token, in elements, the activations autograd keeps for backward when
-# LoRA trains every layer: norms, projections' inputs and outputs, rotary, MLP (calibrated
-# on SmolLM2-135M on CPU: 2.65 MB measured per 600-token datum's token, 2.85 estimated).
-KEPT_PER_HIDDEN = 10
-KEPT_PER_INTERMEDIATE = 5
+# LoRA trains every layer (norms, projections' inputs and outputs, rotary, MLP), with room
+# for the allocator's fragmentation across micro-batches: calibrated on SmolLM2-135M on CPU,
+# where a steady-state step measured 3.16 MB of peak RSS per token of 600-token datums
+# (benchmarks/train_memory.py) and this estimates 3.45 MB.
+KEPT_PER_HIDDEN = 16
+KEPT_PER_INTERMEDIATE = 6
 # Logits, their gradient and one transient of the same size, per vocabulary entry.
 LOGIT_COPIES_BACKWARD = 3
 LOGIT_COPIES_FORWARD = 2
