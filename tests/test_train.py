@@ -193,20 +193,26 @@ def test_a_dead_local_server_stops_the_run_at_once_saying_how_it_died(tmp_path: 
     within seconds, instead of the SDK retrying a dead port for ever."""
     config = small_config(tmp_path / "c.toml", steps=200)
     run_dir = tmp_path / "run"
+    # SIGINT ignored, as for a command started in the background of a shell (CI's case)
     child = subprocess.Popen(
         [*RLV, "train", str(config)], cwd=tmp_path, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )  # fmt: skip
-    deadline = time.monotonic() + 300
-    while not (run_dir / "metrics.jsonl").exists() or not rows(run_dir / "metrics.jsonl"):
-        assert child.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
-    server = [pid for pid in process_ids() if str(run_dir / "server") in command_line(pid)]
-    assert len(server) == 1
-    os.kill(server[0], signal.SIGKILL)
-    killed = time.monotonic()
-    _, err = child.communicate(timeout=120)
-    assert time.monotonic() - killed < 60
+    try:
+        deadline = time.monotonic() + 300
+        while not (run_dir / "metrics.jsonl").exists() or not rows(run_dir / "metrics.jsonl"):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        server = [pid for pid in process_ids() if str(run_dir / "server") in command_line(pid)]
+        assert len(server) == 1
+        os.kill(server[0], signal.SIGKILL)
+        killed = time.monotonic()
+        _, err = child.communicate(timeout=120)
+        assert time.monotonic() - killed < 60
+    finally:
+        child.kill()
+        child.wait()
     assert child.returncode == 2
     assert "rlv: error: the local rlv serve was killed (SIGKILL" in err
     assert "--resume" in err and "Traceback" not in err.split("rlv: error:")[-1]

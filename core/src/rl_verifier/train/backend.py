@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextlib
 import os
-import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,10 +62,11 @@ def local_server(data_dir: Path, base_model: str, log_path: Path) -> Iterator[Co
     server = LocalServer(data_dir, preload=(base_model,), log_path=log_path)
     server.start()
     ended: list[str] = []
+    stop_run = run_stopper()
 
     def on_exit(how: str) -> None:  # stop the run now: the SDK would retry for ever
         ended.append(how)
-        os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the event loop's select
+        stop_run()
 
     server.watch(on_exit)
     try:
@@ -79,6 +80,24 @@ def local_server(data_dir: Path, base_model: str, log_path: Path) -> Iterator[Co
         raise
     finally:
         server.stop()
+
+
+def run_stopper() -> Callable[[], None]:
+    """A thread-safe way to stop the caller: cancel its asyncio task (the run's task, when
+    called from inside it), else interrupt the main thread. Not by SIGINT: a process started
+    in the background of a shell ignores it."""
+    try:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    except RuntimeError:
+        return _thread.interrupt_main
+    if task is None:
+        return _thread.interrupt_main
+    running = task
+
+    def cancel() -> None:
+        loop.call_soon_threadsafe(running.cancel)
+
+    return cancel
 
 
 def check_reachable(url: str, timeout_s: float = 10.0) -> None:
