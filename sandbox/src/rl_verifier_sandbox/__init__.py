@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier_sandbox.api import (
+    SERVER_TMP_BYTES,
+    WARM_PYTEST,
     AsyncLiveProcess,
     BadJob,
     Job,
@@ -79,11 +81,11 @@ def get_sandbox(
 
 def get_python_pool(
     size: int = 1,
-    tmp_bytes: int = 256 << 20,
+    tmp_bytes: int = SERVER_TMP_BYTES,
     *,
     max_size: int | None = None,
     readonly_files: Mapping[str, str | bytes] | None = None,
-    warm: tuple[str, ...] = ("pytest",),
+    warm: tuple[str, ...] = WARM_PYTEST,
 ) -> PythonPool:
     """The fast path for Python jobs and live processes: warm bwrap fork servers (see
     ``forkserver``). ``size`` start now, up to ``max_size`` when all are busy;

@@ -16,6 +16,12 @@ if TYPE_CHECKING:
 UNLIMITED_CPU_S = 10**7  # a cpu_s this large means no CPU limit
 
 
+# Warm fork servers' defaults: the tmpfs size of /job and /tmp, and what a server imports
+# before its first job (pytest and its default plugins).
+SERVER_TMP_BYTES = 256 << 20
+WARM_PYTEST = ("pytest",)
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-job resource limits. Every field is enforced or reported by ``doctor``, which also

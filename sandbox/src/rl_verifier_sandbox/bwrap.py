@@ -16,7 +16,16 @@ from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import as_bytes, parent_dirs, safe_relpath
 from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
 from rl_verifier_sandbox._result import bad_job_result
-from rl_verifier_sandbox.api import BadJob, Job, Policy, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.api import (
+    SERVER_TMP_BYTES,
+    WARM_PYTEST,
+    BadJob,
+    Job,
+    Policy,
+    Result,
+    Sandbox,
+    SandboxUnavailable,
+)
 from rl_verifier_sandbox.backends import Options
 from rl_verifier_sandbox.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
 from rl_verifier_sandbox.forkserver import PythonPool
@@ -290,11 +299,11 @@ class BwrapSandbox(Sandbox):
     def python_pool(
         self,
         size: int = 1,
-        tmp_bytes: int = 256 << 20,
+        tmp_bytes: int = SERVER_TMP_BYTES,
         *,
         max_size: int | None = None,
         readonly_files: Mapping[str, str | bytes] | None = None,
-        warm: tuple[str, ...] = ("pytest",),
+        warm: tuple[str, ...] = WARM_PYTEST,
     ) -> PythonPool:
         """A warm fork-server pool for Python jobs (same ``run(Job) -> Result`` and
         ``open_process``; see ``PythonPool``)."""

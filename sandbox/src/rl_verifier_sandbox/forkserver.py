@@ -37,7 +37,9 @@ from rl_verifier_sandbox._files import as_bytes, safe_relpath
 from rl_verifier_sandbox._jobenv import BASE_ENV
 from rl_verifier_sandbox._result import bad_job_result, make_result
 from rl_verifier_sandbox.api import (
+    SERVER_TMP_BYTES,
     UNLIMITED_CPU_S,
+    WARM_PYTEST,
     BadJob,
     Job,
     Limits,
@@ -63,7 +65,6 @@ SERVER_LIMITS = Limits(
     stderr_bytes=0,
     tmp_bytes=256 << 20,
 )
-WARM_PYTEST = ("pytest",)  # what a server imports by default: pytest and its default plugins
 STOP_GRACE_S = 1.0  # how long ``close`` lets an idle server exit on its own
 BASE_PROCS = 4  # bwrap, sh (pid 1), the server itself, and one zombie of slack
 
@@ -94,7 +95,7 @@ class PythonForkServer:
         sandbox: ServerHost,
         uid: int,
         *,
-        tmp_bytes: int = 256 << 20,
+        tmp_bytes: int = SERVER_TMP_BYTES,
         readonly_files: Mapping[str, str | bytes] | None = None,
         warm: tuple[str, ...] = WARM_PYTEST,
     ) -> None:
@@ -395,7 +396,7 @@ class PythonPool(Sandbox):
         self,
         sandbox: ServerHost,
         size: int = 1,
-        tmp_bytes: int = 256 << 20,
+        tmp_bytes: int = SERVER_TMP_BYTES,
         *,
         max_size: int | None = None,
         readonly_files: Mapping[str, str | bytes] | None = None,
