@@ -122,7 +122,11 @@ def tool_call_from_object(obj: Mapping[str, Any], call_id: str | None = None) ->
     name = obj.get("name")
     if not isinstance(name, str) or not name:
         return ToolCall(None, error="a tool call needs a non-empty string 'name'", call_id=call_id)
-    raw: Any = next((obj[key] for key in ARGUMENT_KEYS if key in obj), {})
+    raw: Any = {}
+    for key in ARGUMENT_KEYS:
+        if key in obj:
+            raw = obj[key]
+            break
     if isinstance(raw, str):
         try:
             raw = json.loads(raw) if raw.strip() else {}

@@ -8,7 +8,7 @@ Calls are ``(name, {param: value})`` pairs as decoded from the output. Failures 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -18,11 +18,14 @@ from rl_verifier_tool_calls.bfcl.javascript import JS_TYPES, JsTypeError, js_val
 from rl_verifier_tool_calls.bfcl.values import (
     OMITTED,
     Mismatch,
+    answer_type,
     check_dict,
     check_dict_list,
     check_list,
     check_string,
     check_type,
+    check_type_as,
+    standardised_strings,
 )
 
 Call = tuple[Any, Mapping[Any, Any]]
@@ -219,18 +222,26 @@ class Function:
                     "simple_function_checker:missing_required",
                     f"missing required parameter {param!r}",
                 )
+        allowed = expected.allowed
+        python = self.language == "python"
         for param, value in arguments.items():
-            if param not in properties or param not in acceptable_by_param:
+            if (
+                param not in allowed
+                if allowed is not None
+                else param not in properties or param not in acceptable_by_param
+            ):
                 raise Mismatch(
                     "simple_function_checker:unexpected_param", f"unexpected parameter {param!r}"
                 )
-            if self.language == "python":
-                typed = expected.python_types(param)
-                self._check_value(param, value, typed, acceptable_by_param[param])
+            if python:
+                _check_python(param, value, expected.rule(param))
             else:
                 self._check_param(param, value, properties[param], acceptable_by_param[param])
-        for param, acceptable in acceptable_by_param.items():
-            if param not in arguments and OMITTED not in acceptable:
+        needed = expected.needed
+        for param in (
+            needed if needed is not None else _not_optional(acceptable_by_param, arguments)
+        ):
+            if param not in arguments:
                 raise Mismatch(
                     "simple_function_checker:missing_optional",
                     f"parameter {param!r} is not given and not optional",
@@ -250,23 +261,8 @@ class Function:
         declared, want, item = typed
         if declared == "tuple" and type(value) is tuple:
             value = list(value)
-        if declared == "float" and type(value) is int and self.language == "python":
-            value = float(value)
         variable = check_type(param, value, acceptable, declared, want, item)
-        if not variable:
-            if want is dict:
-                return check_dict(param, value, acceptable)
-            if want is list and item is dict:
-                return check_dict_list(param, value, acceptable)
-            if want is str:
-                return check_string(param, value, acceptable)
-            if want is list:
-                return check_list(param, value, acceptable)
-        if value not in acceptable:
-            raise Mismatch(
-                "value_error:others", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
-            )
-        return None
+        _check_kind(param, value, want, item, variable, acceptable, None)
 
     def _typed(
         self, param: str, value: Any, declared: str, spec: Any
@@ -299,7 +295,16 @@ MAX_EXPECTED = 4096
 class Expected:
     """One expected call: its answer entry and its declaration, read for checking."""
 
-    __slots__ = ("_types", "acceptable_by_param", "error", "name", "properties", "required")
+    __slots__ = (
+        "_rules",
+        "acceptable_by_param",
+        "allowed",
+        "error",
+        "name",
+        "needed",
+        "properties",
+        "required",
+    )
 
     def __init__(self, doc: Doc, answer: Answer, underscored: bool) -> None:
         self.error: str | None = None  # why the rows cannot be checked
@@ -307,7 +312,9 @@ class Expected:
         self.properties: Any = {}
         self.required: Any = ()
         self.acceptable_by_param: Mapping[str, Sequence[Any]] = {}
-        self._types: dict[str, tuple[str, type, type | None] | str] = {}
+        self._rules: dict[str, Rule | str] = {}
+        self.allowed: frozenset[str] | None = None
+        self.needed: list[str] | None = None
         try:
             self.acceptable_by_param = _answer_params(answer)
             try:
@@ -324,15 +331,91 @@ class Expected:
         if underscored and "." in name:
             name = name.replace(".", "_")
         self.name = name
+        # Parameters an output call may give (declared and in the answer), and those it must
+        # give (not optional in the answer); None where the rows' shapes leave that to the
+        # check itself.
+        try:
+            properties = self.properties
+            self.allowed = frozenset(p for p in self.acceptable_by_param if p in properties)
+        except TypeError:
+            self.allowed = None
+        try:
+            self.needed = [p for p, a in self.acceptable_by_param.items() if OMITTED not in a]
+        except TypeError:
+            self.needed = None
 
-    def python_types(self, param: str) -> tuple[str, type, type | None]:
-        """The declared type of ``param`` (a declared one), its Python type and item type."""
-        typed = self._types.get(param)
-        if typed is None:
-            typed = self._types[param] = _python_types(param, self.properties[param])
-        if isinstance(typed, str):
-            raise BfclDataError(typed)
-        return typed
+    def rule(self, param: str) -> Rule:
+        """What ``param`` (a declared parameter) asks of a Python value."""
+        rule = self._rules.get(param)
+        if rule is None:
+            typed = _python_types(param, self.properties[param])
+            acceptable = self.acceptable_by_param[param]
+            rule = self._rules[param] = typed if isinstance(typed, str) else Rule(typed, acceptable)
+        if isinstance(rule, str):
+            raise BfclDataError(rule)
+        return rule
+
+
+class Rule:
+    """One parameter of an expected call, as the Python check reads it: declared type, its
+    Python type and item type, the acceptable values, their type and, for a string, their
+    standardised forms."""
+
+    __slots__ = ("acceptable", "declared", "item", "strings", "want", "wanted_by_answer")
+
+    def __init__(self, typed: tuple[str, type, type | None], acceptable: Sequence[Any]) -> None:
+        self.declared, self.want, self.item = typed
+        self.acceptable = acceptable
+        self.wanted_by_answer = answer_type(acceptable)
+        self.strings = standardised_strings(acceptable) if self.want is str else None
+
+
+def _check_python(param: str, value: Any, rule: Rule) -> None:
+    declared, want, item = rule.declared, rule.want, rule.item
+    kind = type(value)
+    if kind is tuple and declared == "tuple":
+        value = list(value)
+    elif kind is int and declared == "float":
+        value = float(value)
+    variable = check_type_as(
+        param, value, rule.acceptable, declared, want, item, rule.wanted_by_answer
+    )
+    _check_kind(param, value, want, item, variable, rule.acceptable, rule.strings)
+
+
+def _check_kind(
+    param: str,
+    value: Any,
+    want: type,
+    item: type | None,
+    variable: bool,
+    acceptable: Any,
+    strings: frozenset[str] | None,
+) -> None:
+    """The value check for the value's kind (a variable's value is compared exactly)."""
+    if not variable:
+        if want is dict:
+            return check_dict(param, value, acceptable)
+        if want is list and item is dict:
+            return check_dict_list(param, value, acceptable)
+        if want is str:
+            return check_string(param, value, acceptable, strings)
+        if want is list:
+            return check_list(param, value, acceptable)
+    if value not in acceptable:
+        raise Mismatch(
+            "value_error:others", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
+        )
+    return None
+
+
+def _not_optional(
+    acceptable_by_param: Mapping[str, Sequence[Any]], arguments: Mapping[Any, Any]
+) -> Iterator[str]:
+    """The parameters left out that the answer does not let be left out, one at a time."""
+    for param, acceptable in acceptable_by_param.items():
+        if param not in arguments and OMITTED not in acceptable:
+            yield param
 
 
 def _python_types(param: str, spec: Any) -> tuple[str, type, type | None] | str:

@@ -98,28 +98,30 @@ def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSet
     is BFCL's name for the failure, ``info.reason`` says more)."""
     category, functions, expected = cached_rows(reference)
     reply = last_reply(completion)
+    failure: Mismatch | DecodeFailure | None = None
     try:
         calls: list[Call] = decode(reply, category, settings)
-        failure: Mismatch | DecodeFailure | None = None
     except DecodeFailure as exc:
         calls, failure = [], exc
-    if category.relevance == "irrelevance":
+    relevance = category.relevance
+    if relevance is None:
+        if failure is None:
+            failure = _check(category, calls, expected, functions, settings)
+    elif relevance == "irrelevance":
         failure = _irrelevance_failure(calls)
-    elif category.relevance == "relevance":
-        if failure is None and not calls:
-            failure = DecodeFailure("relevance_error:decoder_failed", "expected a call, got none")
-        elif failure is not None:
-            failure = DecodeFailure("relevance_error:decoder_failed", str(failure))
-    elif failure is None:
-        failure = _check(category, calls, expected, functions, settings)
-    info: dict[str, Any] = {"category": category.name}
-    if failure is not None:
-        reason = str(failure)
-        if settings.model_kind == "prompt" and reply.has_calls:
-            reason += " (prompt models write calls as text; set bfcl.model_kind to read tool calls)"
-        info.update(error_type=failure.error_type, reason=reason)
-    correct = 0.0 if failure is not None else 1.0
-    return Outcome(correct, {"correct": correct, "calls": float(len(calls))}, info)
+    elif failure is not None:
+        failure = DecodeFailure("relevance_error:decoder_failed", str(failure))
+    elif not calls:
+        failure = DecodeFailure("relevance_error:decoder_failed", "expected a call, got none")
+    if failure is None:
+        return Outcome(
+            1.0, {"correct": 1.0, "calls": float(len(calls))}, {"category": category.name}
+        )
+    reason = str(failure)
+    if settings.model_kind == "prompt" and reply.has_calls:
+        reason += " (prompt models write calls as text; set bfcl.model_kind to read tool calls)"
+    info = {"category": category.name, "error_type": failure.error_type, "reason": reason}
+    return Outcome(0.0, {"correct": 0.0, "calls": float(len(calls))}, info)
 
 
 def _irrelevance_failure(calls: list[Call]) -> DecodeFailure | None:

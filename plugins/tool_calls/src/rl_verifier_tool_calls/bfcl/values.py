@@ -44,7 +44,19 @@ def check_type(
     The value passes when its type is the declared one, or else the type of the acceptable
     values. Lists (``array``/``tuple``) also need their items to have the item type, or the
     type of the items of some acceptable list (any acceptable ``""`` lets them pass)."""
-    wanted_by_answer = answer_type(acceptable)
+    return check_type_as(param, value, acceptable, declared, want, item, answer_type(acceptable))
+
+
+def check_type_as(
+    param: str,
+    value: Any,
+    acceptable: Sequence[Any],
+    declared: str,
+    want: type,
+    item: type | None,
+    wanted_by_answer: type | None,
+) -> bool:
+    """:func:`check_type`, given ``answer_type(acceptable)``."""
     variable = wanted_by_answer is not None and wanted_by_answer is not want
     nested_failed = False
     if type(value) is want:
@@ -78,12 +90,20 @@ def _items_fit(param: str, value: Any, option: Any, item: type) -> bool:
     return True
 
 
-def check_string(param: str, value: str, acceptable: Sequence[Any]) -> None:
-    """Standardised, the value equals a standardised acceptable string."""
-    got = standardise(value)
-    for option in acceptable:
-        if type(option) is str and standardise(option) == got:
-            return
+def standardised_strings(acceptable: Sequence[Any]) -> frozenset[str]:
+    """The acceptable strings, standardised."""
+    return frozenset(standardise(option) for option in acceptable if type(option) is str)
+
+
+def check_string(
+    param: str, value: str, acceptable: Sequence[Any], standardised: frozenset[str] | None = None
+) -> None:
+    """Standardised, the value equals a standardised acceptable string (``standardised``:
+    ``standardised_strings(acceptable)`` where the caller has it already)."""
+    if standardised is None:
+        standardised = standardised_strings(acceptable)
+    if standardise(value) in standardised:
+        return
     raise Mismatch("value_error:string", f"{param!r}: {value!r} is not one of {list(acceptable)!r}")
 
 
