@@ -1,6 +1,6 @@
 """BFCL's AST check: output calls against a possible-answer row and the function docs.
 
-Calls are ``(name, {param: value})`` pairs as decoded from the output. Failures raise
+Calls are ``(name, {param: value})`` pairs as decoded from the output. A failure is a
 :class:`Mismatch` with BFCL's error type; a task BFCL cannot check (a declaration without
 ``required``, an unknown type, an answer naming an undeclared function) raises
 :class:`BfclDataError`.
@@ -8,7 +8,7 @@ Calls are ``(name, {param: value})`` pairs as decoded from the output. Failures 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -23,9 +23,8 @@ from rl_verifier_tool_calls.bfcl.values import (
     check_dict_list,
     check_list,
     check_string,
-    check_type,
-    check_type_as,
     standardised_strings,
+    type_mismatch,
 )
 
 Call = tuple[Any, Mapping[Any, Any]]
@@ -58,33 +57,40 @@ def check(
     functions: Sequence[Doc],
     underscored: bool = False,
     any_order: bool = False,
-) -> None:
-    """Raise :class:`Mismatch` unless ``calls`` pass ``category``'s checker.
+) -> Mismatch | None:
+    """Why ``calls`` fail ``category``'s checker, or None when they pass.
 
     ``underscored``: dotted declared names must be written with underscores (BFCL's
     ``underscore_to_dot``); ``any_order``: a departure from BFCL, parallel calls matched by
-    any one-to-one pairing instead of BFCL's in-order greedy matching."""
+    any one-to-one pairing instead of BFCL's in-order greedy matching. Failures are returned,
+    not raised: a raised one costs a traceback entry per frame it passes, and most outputs
+    an RL run checks fail."""
     function = _function(category.language, underscored)
     if category.checker == "parallel":
-        _same_count(calls, expected, "parallel_function_checker_no_order")
+        miscount = _miscount(calls, expected, "parallel_function_checker_no_order")
+        if miscount is not None:
+            return miscount
         match = _match_any_pairing if any_order else _match_greedily
-        match(calls, expected, functions, function)
-    elif category.checker == "multiple":
-        _same_count(calls, expected, "multiple_function_checker")
+        return match(calls, expected, functions, function)
+    if category.checker == "multiple":
+        miscount = _miscount(calls, expected, "multiple_function_checker")
+        if miscount is not None:
+            return miscount
         if not expected:
             raise BfclDataError("a multiple question needs a ground truth")
-        function.check(_describe(functions, _answer_name(expected[0])), calls[0], expected[0])
-    else:
-        if len(calls) != 1:
-            raise Mismatch("simple_function_checker:wrong_count", _count(1, len(calls)))
-        if not functions or not expected:
-            raise BfclDataError("a simple question needs a function and a ground truth")
-        function.check(functions[0], calls[0], expected[0])
+        doc = _describe(functions, _answer_name(expected[0]))
+        return function.check(doc, calls[0], expected[0])
+    if len(calls) != 1:
+        return Mismatch("simple_function_checker:wrong_count", _count(1, len(calls)))
+    if not functions or not expected:
+        raise BfclDataError("a simple question needs a function and a ground truth")
+    return function.check(functions[0], calls[0], expected[0])
 
 
-def _same_count(calls: Sequence[Call], expected: Sequence[Answer], checker: str) -> None:
+def _miscount(calls: Sequence[Call], expected: Sequence[Answer], checker: str) -> Mismatch | None:
     if len(calls) != len(expected):
-        raise Mismatch(f"{checker}:wrong_count", _count(len(expected), len(calls)))
+        return Mismatch(f"{checker}:wrong_count", _count(len(expected), len(calls)))
+    return None
 
 
 def _count(expected: int, got: int) -> str:
@@ -109,7 +115,7 @@ def _match_greedily(
     expected: Sequence[Answer],
     functions: Sequence[Doc],
     function: Function,
-) -> None:
+) -> Mismatch | None:
     """BFCL: each expected call, in order, takes the first unused output call that passes."""
     used: set[int] = set()
     for position, answer in enumerate(expected):
@@ -118,15 +124,15 @@ def _match_greedily(
         for index, call in enumerate(calls):
             if index in used:
                 continue
-            try:
-                function.check(doc, call, answer)
-            except Mismatch as exc:
-                first = first or exc
+            failure = function.check(doc, call, answer)
+            if failure is not None:
+                first = first or failure
                 continue
             used.add(index)
             break
         else:
-            _no_match(position, first)
+            return _no_match(position, first)
+    return None
 
 
 def _match_any_pairing(
@@ -134,12 +140,12 @@ def _match_any_pairing(
     expected: Sequence[Answer],
     functions: Sequence[Doc],
     function: Function,
-) -> None:
+) -> Mismatch | None:
     """Departure: some one-to-one pairing of expected and output calls passes."""
     fits: list[list[Mismatch | None]] = []
     for answer in expected:
         doc = _describe(functions, _answer_name(answer))
-        fits.append([_failure(function.check, doc, call, answer) for call in calls])
+        fits.append([function.check(doc, call, answer) for call in calls])
     used: set[int] = set()
 
     def assign(row: int) -> bool:
@@ -153,27 +159,20 @@ def _match_any_pairing(
                 used.discard(col)
         return False
 
-    if not assign(0):
-        for position, row in enumerate(fits):
-            if all(failure is not None for failure in row):
-                _no_match(position, next(f for f in row if f is not None))
-        raise Mismatch(
-            "parallel_function_checker_no_order:cannot_find_match",
-            "the output calls cannot be paired one-to-one with the expected calls",
-        )
+    if assign(0):
+        return None
+    for position, row in enumerate(fits):
+        if all(failure is not None for failure in row):
+            return _no_match(position, next(f for f in row if f is not None))
+    return Mismatch(
+        "parallel_function_checker_no_order:cannot_find_match",
+        "the output calls cannot be paired one-to-one with the expected calls",
+    )
 
 
-def _failure(check: Callable[[Doc, Call, Answer], None], *args: Any) -> Mismatch | None:
-    try:
-        check(*args)
-    except Mismatch as exc:
-        return exc
-    return None
-
-
-def _no_match(position: int, first: Mismatch | None) -> None:
+def _no_match(position: int, first: Mismatch | None) -> Mismatch:
     detail = f" (first failure: {first.error_type}: {first})" if first else ""
-    raise Mismatch(
+    return Mismatch(
         "parallel_function_checker_no_order:cannot_find_match",
         f"no output call matches expected call {position}{detail}",
     )
@@ -194,8 +193,9 @@ class Function:
         # per sample of it); kept with the objects, so that their ids stay theirs.
         self._expected: dict[tuple[int, int], tuple[Doc, Answer, Expected]] = {}
 
-    def check(self, doc: Doc, call: Call, answer: Answer) -> None:
-        """Name, required parameters, each given parameter's type and value, omissions."""
+    def check(self, doc: Doc, call: Call, answer: Answer) -> Mismatch | None:
+        """Name, required parameters, each given parameter's type and value, omissions: the
+        first failure, or None."""
         key = (id(doc), id(answer))
         found = self._expected.get(key)
         if found is not None and found[0] is doc and found[1] is answer:
@@ -212,13 +212,13 @@ class Function:
         acceptable_by_param = expected.acceptable_by_param
         called, arguments = call
         if called != name:
-            raise Mismatch(
+            return Mismatch(
                 "simple_function_checker:wrong_func_name",
                 f"function {name!r} not found in the output (got {called!r})",
             )
         for param in expected.required:
             if param not in arguments:
-                raise Mismatch(
+                return Mismatch(
                     "simple_function_checker:missing_required",
                     f"missing required parameter {param!r}",
                 )
@@ -230,61 +230,62 @@ class Function:
                 if allowed is not None
                 else param not in properties or param not in acceptable_by_param
             ):
-                raise Mismatch(
+                return Mismatch(
                     "simple_function_checker:unexpected_param", f"unexpected parameter {param!r}"
                 )
             if python:
-                _check_python(param, value, expected.rule(param))
+                failure = _check_python(param, value, expected.rule(param))
             else:
-                self._check_param(param, value, properties[param], acceptable_by_param[param])
+                failure = self._check_param(
+                    param, value, properties[param], acceptable_by_param[param]
+                )
+            if failure is not None:
+                return failure
         needed = expected.needed
         for param in (
             needed if needed is not None else _not_optional(acceptable_by_param, arguments)
         ):
             if param not in arguments:
-                raise Mismatch(
+                return Mismatch(
                     "simple_function_checker:missing_optional",
                     f"parameter {param!r} is not given and not optional",
                 )
+        return None
 
-    def _check_param(self, param: str, value: Any, spec: Any, acceptable: Sequence[Any]) -> None:
+    def _check_param(
+        self, param: str, value: Any, spec: Any, acceptable: Sequence[Any]
+    ) -> Mismatch | None:
+        """Java or JavaScript: the value's source text converted, then checked."""
         try:
             declared = spec["type"]
         except (KeyError, TypeError):
             raise BfclDataError(f"parameter {param!r} declares no type") from None
-        value, want, item = self._typed(param, value, declared, spec)
-        self._check_value(param, value, (declared, want, item), acceptable)
-
-    def _check_value(
-        self, param: str, value: Any, typed: tuple[str, type, type | None], acceptable: Any
-    ) -> None:
-        declared, want, item = typed
-        if declared == "tuple" and type(value) is tuple:
-            value = list(value)
-        variable = check_type(param, value, acceptable, declared, want, item)
-        _check_kind(param, value, want, item, variable, acceptable, None)
-
-    def _typed(
-        self, param: str, value: Any, declared: str, spec: Any
-    ) -> tuple[Any, type, type | None]:
-        """Java or JavaScript: the value as the checker compares it, its declared Python type
-        and item type."""
-        types = JAVA_TYPES if self.language == "java" else JS_TYPES
-        convert = java_value if self.language == "java" else js_value
-        want = _lookup(types, declared)
+        want = _lookup(JAVA_TYPES if self.language == "java" else JS_TYPES, declared)
         if type(value) is not str:
-            raise Mismatch(
+            return Mismatch(
                 "type_error:java" if self.language == "java" else "type_error:js",
                 f"{param!r}: expected a String holding {declared} source, got "
                 f"{type(value).__name__} ({value!r})",
             )
-        item = None
+        value, item = self._converted(value, declared, spec)
+        if declared == "tuple" and type(value) is tuple:
+            value = list(value)
+        wanted_by_answer = answer_type(acceptable)
+        failure = type_mismatch(param, value, acceptable, declared, want, item, wanted_by_answer)
+        if failure is not None:
+            return failure
+        variable = wanted_by_answer is not None and wanted_by_answer is not want
+        return _check_kind(param, value, want, item, variable, acceptable, None)
+
+    def _converted(self, value: str, declared: str, spec: Any) -> tuple[Any, type | None]:
+        """Java or JavaScript source text as the checker compares it, and its item type."""
+        types = JAVA_TYPES if self.language == "java" else JS_TYPES
+        convert = java_value if self.language == "java" else js_value
         try:
             if declared in CONVERTED_LISTS:
                 item_name = _item_type(spec)
-                item = _lookup(types, item_name)
-                return convert(value, declared, item_name), want, item
-            return convert(value, declared), want, item
+                return convert(value, declared, item_name), _lookup(types, item_name)
+            return convert(value, declared), None
         except (JavaTypeError, JsTypeError) as exc:
             raise BfclDataError(str(exc)) from None
 
@@ -361,26 +362,38 @@ class Rule:
     Python type and item type, the acceptable values, their type and, for a string, their
     standardised forms."""
 
-    __slots__ = ("acceptable", "declared", "item", "strings", "want", "wanted_by_answer")
+    __slots__ = (
+        "acceptable",
+        "declared",
+        "item",
+        "strings",
+        "variable",
+        "want",
+        "wanted_by_answer",
+    )
 
     def __init__(self, typed: tuple[str, type, type | None], acceptable: Sequence[Any]) -> None:
         self.declared, self.want, self.item = typed
         self.acceptable = acceptable
         self.wanted_by_answer = answer_type(acceptable)
+        # A variable: the acceptable values have another type than declared; compared exactly.
+        self.variable = self.wanted_by_answer not in (None, self.want)
         self.strings = standardised_strings(acceptable) if self.want is str else None
 
 
-def _check_python(param: str, value: Any, rule: Rule) -> None:
+def _check_python(param: str, value: Any, rule: Rule) -> Mismatch | None:
     declared, want, item = rule.declared, rule.want, rule.item
     kind = type(value)
     if kind is tuple and declared == "tuple":
         value = list(value)
     elif kind is int and declared == "float":
         value = float(value)
-    variable = check_type_as(
+    failure = type_mismatch(
         param, value, rule.acceptable, declared, want, item, rule.wanted_by_answer
     )
-    _check_kind(param, value, want, item, variable, rule.acceptable, rule.strings)
+    if failure is not None:
+        return failure
+    return _check_kind(param, value, want, item, rule.variable, rule.acceptable, rule.strings)
 
 
 def _check_kind(
@@ -391,7 +404,7 @@ def _check_kind(
     variable: bool,
     acceptable: Any,
     strings: frozenset[str] | None,
-) -> None:
+) -> Mismatch | None:
     """The value check for the value's kind (a variable's value is compared exactly)."""
     if not variable:
         if want is dict:
@@ -403,7 +416,7 @@ def _check_kind(
         if want is list:
             return check_list(param, value, acceptable)
     if value not in acceptable:
-        raise Mismatch(
+        return Mismatch(
             "value_error:others", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
         )
     return None

@@ -138,7 +138,7 @@ def _check(
     settings: BfclSettings,
 ) -> Mismatch | None:
     try:
-        check(
+        return check(
             category,
             calls,
             expected,
@@ -146,10 +146,7 @@ def _check(
             underscored=settings.underscored,
             any_order=settings.parallel_any_order,
         )
-    except Mismatch as exc:
-        return exc
     except CheckerStop as exc:
         return Mismatch("checker_error", f"BFCL's checker cannot judge this output: {exc}")
     except BfclDataError as exc:
         raise BfclTaskError(str(exc)) from None
-    return None

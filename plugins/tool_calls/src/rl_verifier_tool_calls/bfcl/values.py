@@ -1,6 +1,6 @@
 """BFCL's per-parameter rules: the type check, then the value check for its kind.
 
-Every failure raises :class:`Mismatch` carrying BFCL's error type (``type_error:simple``,
+Every failure is a :class:`Mismatch` carrying BFCL's error type (``type_error:simple``,
 ``value_error:string``, ...). Comparisons use Python's ``==``, as BFCL's do: ``1 == 1.0``
 and ``True == 1``.
 """
@@ -35,19 +35,14 @@ def answer_type(acceptable: Sequence[Any]) -> type | None:
     return None
 
 
-def check_type(
-    param: str, value: Any, acceptable: Sequence[Any], declared: str, want: type, item: type | None
-) -> bool:
-    """BFCL's type check; returns whether the value is a *variable* (its acceptable values
-    have another type than the declaration, so it is compared exactly).
-
-    The value passes when its type is the declared one, or else the type of the acceptable
-    values. Lists (``array``/``tuple``) also need their items to have the item type, or the
-    type of the items of some acceptable list (any acceptable ``""`` lets them pass)."""
-    return check_type_as(param, value, acceptable, declared, want, item, answer_type(acceptable))
+def is_variable(acceptable: Sequence[Any], want: type) -> bool:
+    """Whether values of a parameter are *variables*: its acceptable values have another
+    type than the declaration, so a value is compared exactly."""
+    wanted_by_answer = answer_type(acceptable)
+    return wanted_by_answer is not None and wanted_by_answer is not want
 
 
-def check_type_as(
+def type_mismatch(
     param: str,
     value: Any,
     acceptable: Sequence[Any],
@@ -55,25 +50,28 @@ def check_type_as(
     want: type,
     item: type | None,
     wanted_by_answer: type | None,
-) -> bool:
-    """:func:`check_type`, given ``answer_type(acceptable)``."""
-    variable = wanted_by_answer is not None and wanted_by_answer is not want
+) -> Mismatch | None:
+    """BFCL's type check: the failure, or None (``wanted_by_answer``: ``answer_type(acceptable)``).
+
+    The value passes when its type is the declared one, or else the type of the acceptable
+    values. Lists (``array``/``tuple``) also need their items to have the item type, or the
+    type of the items of some acceptable list (any acceptable ``""`` lets them pass)."""
     nested_failed = False
     if type(value) is want:
         if item is None:
-            return variable
+            return None
         for option in acceptable:
             if _items_fit(param, value, option, item):
-                return variable
+                return None
         nested_failed = True
     if wanted_by_answer is not None and type(value) is wanted_by_answer:
         if nested_failed:
-            raise Mismatch(
+            return Mismatch(
                 "type_error:nested",
                 f"{param!r}: the items of {value!r} do not have the type {declared} needs",
             )
-        return True
-    raise Mismatch(
+        return None
+    return Mismatch(
         "type_error:simple",
         f"{param!r}: expected type {declared}, got {type(value).__name__} ({value!r})",
     )
@@ -82,10 +80,9 @@ def check_type_as(
 def _items_fit(param: str, value: Any, option: Any, item: type) -> bool:
     if type(option) is not list:
         return True
+    wanted_by_answer = answer_type(option)
     for element in value:
-        try:
-            check_type(param, element, option, item.__name__, item, None)
-        except Mismatch:
+        if type_mismatch(param, element, option, item.__name__, item, None, wanted_by_answer):
             return False
     return True
 
@@ -97,14 +94,18 @@ def standardised_strings(acceptable: Sequence[Any]) -> frozenset[str]:
 
 def check_string(
     param: str, value: str, acceptable: Sequence[Any], standardised: frozenset[str] | None = None
-) -> None:
+) -> Mismatch | None:
     """Standardised, the value equals a standardised acceptable string (``standardised``:
-    ``standardised_strings(acceptable)`` where the caller has it already)."""
+    ``standardised_strings(acceptable)`` where the caller has it already); the failure, or
+    None. (The checks here return their failure: raised, it would cost a traceback entry per
+    frame it passes, and most outputs an RL run checks fail.)"""
     if standardised is None:
         standardised = standardised_strings(acceptable)
     if standardise(value) in standardised:
-        return
-    raise Mismatch("value_error:string", f"{param!r}: {value!r} is not one of {list(acceptable)!r}")
+        return None
+    return Mismatch(
+        "value_error:string", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
+    )
 
 
 def _standardised_items(items: Any) -> list[Any]:
@@ -118,33 +119,33 @@ def _standardised_items(items: Any) -> list[Any]:
     return [standardise(v) if type(v) is str else v for v in sequence]
 
 
-def check_list(param: str, value: Sequence[Any], acceptable: Sequence[Any]) -> None:
+def check_list(param: str, value: Sequence[Any], acceptable: Sequence[Any]) -> Mismatch | None:
     """Top-level strings standardised, the list equals an acceptable list (items compared
-    with ``==``: nested lists and dicts exactly)."""
+    with ``==``: nested lists and dicts exactly); the failure, or None."""
     got = [standardise(v) if type(v) is str else v for v in value]
-    if got not in [_standardised_items(option) for option in acceptable]:
-        raise Mismatch(
-            "value_error:list/tuple", f"{param!r}: {list(value)!r} is not one of {acceptable!r}"
-        )
+    if got in [_standardised_items(option) for option in acceptable]:
+        return None
+    return Mismatch(
+        "value_error:list/tuple", f"{param!r}: {list(value)!r} is not one of {acceptable!r}"
+    )
 
 
-def check_dict(param: str, value: Any, acceptable: Sequence[Any]) -> None:
+def check_dict(param: str, value: Any, acceptable: Sequence[Any]) -> Mismatch | None:
     """Some acceptable dict (``{key: [acceptable values]}``) fits: no unknown key, each value
-    (a string standardised) among its key's values, and each missing key optional."""
+    (a string standardised) among its key's values, and each missing key optional; the
+    failure, or None."""
     failure = Mismatch("dict_checker:unclear", f"{param!r}: no acceptable dict")
     for option in acceptable:
         if option == OMITTED:
             continue
-        try:
-            _dict_fits(param, value, option)
-        except Mismatch as exc:
-            failure = exc
-            continue
-        return
-    raise failure
+        misfit = _dict_misfit(param, value, option)
+        if misfit is None:
+            return None
+        failure = misfit
+    return failure
 
 
-def _dict_fits(param: str, value: Any, option: Any) -> None:
+def _dict_misfit(param: str, value: Any, option: Any) -> Mismatch | None:
     if not isinstance(value, dict):
         raise CheckerStop(f"{param!r}: {value!r} is compared as a dict but is not one")
     if not isinstance(option, dict):
@@ -170,12 +171,12 @@ def _dict_fits(param: str, value: Any, option: Any) -> None:
         if key not in value and not optional:
             failure = Mismatch("value_error:dict_key", f"{param!r}: missing key {key!r}")
             break
-    if failure is not None:
-        raise failure
+    return failure
 
 
-def check_dict_list(param: str, value: Sequence[Any], acceptable: Sequence[Any]) -> None:
-    """A list of dicts: some acceptable list of the same length whose dicts each fit."""
+def check_dict_list(param: str, value: Sequence[Any], acceptable: Sequence[Any]) -> Mismatch | None:
+    """A list of dicts: some acceptable list of the same length whose dicts each fit; the
+    failure, or None."""
     failure = Mismatch("list_dict_checker:unclear", f"{param!r}: no acceptable list of dicts")
     for option in acceptable:
         try:
@@ -188,14 +189,15 @@ def check_dict_list(param: str, value: Sequence[Any], acceptable: Sequence[Any])
                 f"{param!r}: {len(value)} dicts, expected {size}",
             )
             continue
-        try:
-            for index, element in enumerate(value):
-                check_dict(param, element, [_item(option, index)])
-        except Mismatch as exc:
-            failure = exc
-            continue
-        return
-    raise failure
+        misfit = None
+        for index, element in enumerate(value):
+            misfit = check_dict(param, element, [_item(option, index)])
+            if misfit is not None:
+                break
+        if misfit is None:
+            return None
+        failure = misfit
+    return failure
 
 
 def _item(option: Any, index: int) -> Any:
