@@ -217,10 +217,7 @@ def parse_bfcl_json_calls(text: str) -> list[ToolCall]:
     """Calls in BFCL's JSON format, ``[{"function": "f", "parameters": {...}}]``, read as
     BFCL's JSON decoder reads them: text that is not JSON gives no call; list items that
     are not objects are skipped; an object without ``function`` or ``parameters`` raises."""
-    source = bracketed(text)
-    outer = re.search(r"\[.*\]", source, re.DOTALL)
-    if outer:
-        source = outer.group(0)
+    source = bracketed(text)  # already from its first [ to its last ], as BFCL first cuts it
     calls_match = re.search(r"\[\s*{.*?}\s*(?:,\s*{.*?}\s*)*\]", source, re.DOTALL)
     if calls_match:
         source = calls_match.group(0)

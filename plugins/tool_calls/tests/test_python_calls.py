@@ -68,6 +68,17 @@ NESTED = {"k": (True, None)}
         ),
         ("[f(a=00, b=-0, c=True, d=None)]", [("f", {"a": 0, "b": 0, "c": True, "d": None})]),
         ("[f(a='Zürich, 東京 😀')]", [("f", {"a": "Zürich, 東京 😀"})]),
+        # ast.parse takes a repeated keyword (the compiler would not): the last value counts
+        ("[f(a=1, b=2, a=3)]", [("f", {"a": 3, "b": 2})]),
+        # a subscript, or a call without keywords, as ast.unparse writes its text
+        (
+            "[f(a=x[0], b=data[\"k\"][0], c=d['a b'][''])]",
+            [("f", {"a": "x[0]", "b": "data['k'][0]", "c": "d['a b']['']"})],
+        ),
+        (
+            "[f(a=g(1,2 ,x), b=m.h(), c=k(True, ...))]",
+            [("f", {"a": "g(1, 2, x)", "b": "m.h()", "c": "k(True, ...)"})],
+        ),
     ],
 )
 def test_reads_the_common_shape_as_ast_does(text: str, calls: list[Any]) -> None:
@@ -79,7 +90,6 @@ def test_reads_the_common_shape_as_ast_does(text: str, calls: list[Any]) -> None
 @pytest.mark.parametrize(
     "text",
     [
-        "[f(a=1, a=2)]",  # repeated keyword: a syntax error
         "[f(a=1, 2)]",  # positional after keyword: a syntax error
         "[f(if=1)]",
         "[class(a=1)]",
@@ -87,9 +97,17 @@ def test_reads_the_common_shape_as_ast_does(text: str, calls: list[Any]) -> None
         "[f(a=None.x)]",
         "[f(a={[1]: 2})]",  # unhashable key
         "[f(a={1, 2})]",  # a set
-        "[f(a=g(1))]",  # ast gives the call's source text
+        "[f(a=g(-1))]",  # ast gives the call's text as ast.unparse writes it
+        "[f(a=g(01))]",
+        "[f(a=g('x'))]",
+        "[f(a=g(x[0]))]",
         "[f(a=1 + 2)]",
-        "[f(a=x[0])]",
+        "[f(a=x[ 0 ])]",
+        "[f(a=x[-1])]",
+        "[f(a=x[0:1])]",
+        "[f(a=x['it s\\n'])]",
+        "[f(a=True[0])]",
+        "[f(a=x[0](1))]",
         "[f(a=m.pi)]",
         "[f(a='\\x41')]",
         "[f(a=b'x')]",
@@ -155,7 +173,10 @@ def random_value(rng: random.Random, depth: int = 0) -> str:
     if kind == 3:
         return rng.choice(["True", "False", "None", "...", "x", "data", "match", "Ellipsis"])
     if kind == 4:
-        return rng.choice(["1 + 2", "x[0]", "m.pi", "-True", "not 1", "+1", "(1)", "g(1)"])
+        return rng.choice([
+            "1 + 2", "x[0]", "m.pi", "-True", "not 1", "+1", "(1)", "g(1)", "data['k'][0]",
+            'd["a b"]', "x[ 0 ]", "g(1, x)", "g(...)", "g(-1)", "g(x=1)", "m.g(True, 0)",
+        ])  # fmt: skip
     items = [random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
     trailing = "," if items and rng.random() < 0.2 else ""
     if kind <= 6:
@@ -173,6 +194,8 @@ def random_call(rng: random.Random, depth: int = 0) -> str:
     name = rng.choice(["f", "math.factorial", "a.b.c", "get_weather", "_x1"])
     keywords = ["a", "b", "unit", "city", "x_1", "lambda_", rng.choice(["c", "if"])]
     names = rng.sample(keywords, rng.randint(0, 3))
+    if names and rng.random() < 0.1:
+        names.append(rng.choice(names))  # repeated: ast.parse takes it
     arguments = [f"{n}={random_value(rng, depth)}" for n in names]
     if rng.random() < 0.1:
         arguments.insert(0, random_value(rng, depth))  # positional, ignored

@@ -15,6 +15,7 @@ from typing import Any
 from rl_verifier_tool_calls.bfcl.categories import Category, Language
 from rl_verifier_tool_calls.bfcl.java import JAVA_TYPES, JavaTypeError, java_value
 from rl_verifier_tool_calls.bfcl.javascript import JS_TYPES, JsTypeError, js_value
+from rl_verifier_tool_calls.bfcl.normalise import standardise
 from rl_verifier_tool_calls.bfcl.values import (
     OMITTED,
     Mismatch,
@@ -388,6 +389,11 @@ def _check_python(param: str, value: Any, rule: Rule) -> Mismatch | None:
         value = list(value)
     elif kind is int and declared == "float":
         value = float(value)
+    elif kind is want and item is None:  # the commonest case: a scalar of the declared type
+        if rule.variable:
+            return None if value in rule.acceptable else _not_among(param, value, rule.acceptable)
+        if rule.strings is not None and standardise(value) in rule.strings:
+            return None
     failure = type_mismatch(
         param, value, rule.acceptable, declared, want, item, rule.wanted_by_answer
     )
@@ -416,10 +422,14 @@ def _check_kind(
         if want is list:
             return check_list(param, value, acceptable)
     if value not in acceptable:
-        return Mismatch(
-            "value_error:others", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
-        )
+        return _not_among(param, value, acceptable)
     return None
+
+
+def _not_among(param: str, value: Any, acceptable: Any) -> Mismatch:
+    return Mismatch(
+        "value_error:others", f"{param!r}: {value!r} is not one of {list(acceptable)!r}"
+    )
 
 
 def _not_optional(

@@ -2,11 +2,17 @@
 
 ``[f(a=1, b="x"), m.g(c=[1, 2.5], d={"k": (True, None)})]``: calls of dotted names with
 keyword arguments whose values are plain literals (strings without backslashes, decimal
-numbers, ``True``/``False``/``None``, ``...``, lists, tuples, dicts), bare names and calls
-nested in them. :func:`read_python_calls` gives exactly what ``parse_python_calls`` (the
-``ast`` reader in core) gives for such text, and None for any other text, which the caller
-then hands to ``parse_python_calls``: that reader stays the one that decides what else is
-accepted and every error message. Only what is fully understood here is read here.
+numbers, ``True``/``False``/``None``, ``...``, lists, tuples, dicts), bare names, simple
+subscripts (``data['k'][0]``) and calls nested in them. ast's reader gives a subscript, and
+a nested call without keyword arguments, as its source text as ``ast.unparse`` writes it:
+read here only where that text is plain (indexes and arguments are names, decimal integers
+or, for indexes, strings of letters, digits, ``_`` and spaces). A repeated keyword argument
+is not a syntax error to ``ast.parse`` (the compiler rejects it): the last value counts.
+
+:func:`read_python_calls` gives exactly what ``parse_python_calls`` (the ``ast`` reader in
+core) gives for such text, and None for any other text, which the caller then hands to
+``parse_python_calls``: that reader stays the one that decides what else is accepted and
+every error message. Only what is fully understood here is read here.
 """
 
 from __future__ import annotations
@@ -44,6 +50,19 @@ SPLAT = re.compile(_SPACE + r"\*\*")
 DOUBLE_STAR = "**"  # the argument name ast's reader gives ``f(**x)``
 DELIMITER = re.compile(_SPACE + r"([,)\]}:])")
 CALL = re.compile(_SPACE + rf"({_NAME}(?:\.{_NAME})*)\(")
+# A subscript whose text ast.unparse writes back as it is: name[index][index]..., the indexes
+# decimal integers or quoted strings of letters, digits, _ and spaces.
+_PLAIN_STRING = r"'([A-Za-z0-9_ ]*)'|\"([A-Za-z0-9_ ]*)\""
+_INTEGER = r"0|[1-9][0-9]{0,999}"
+SUBSCRIPT = re.compile(
+    _SPACE
+    + rf"({_NAME}(?:\.{_NAME})*)((?:\[(?:{_PLAIN_STRING}|{_INTEGER})\])+)"
+    + _SPACE
+    + r"(?=[,)\]}:])"
+)
+INDEX = re.compile(rf"\[(?:{_PLAIN_STRING}|({_INTEGER}))\]")
+# A positional argument whose text ast.unparse writes back as it is.
+PLAIN_ARGUMENT = re.compile(rf"{_INTEGER}|{_NAME}|\.\.\.")
 CONSTANTS: dict[str, Any] = {"True": True, "False": False, "None": None}
 # Names Python does not take as a name (``__debug__`` cannot be a keyword argument).
 RESERVED = frozenset(keyword.kwlist) - set(CONSTANTS) | {"__debug__"}
@@ -104,17 +123,17 @@ def _dotted(name: str) -> str:
     return name
 
 
-def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], int, bool]:
-    """Keyword arguments after a call's ``(``, up to and past its ``)``, and whether
-    positional ones (read, then left out) came before them."""
+def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], int, list[str]]:
+    """Keyword arguments after a call's ``(``, up to and past its ``)``, and the text of
+    the positional ones before them (read, then left out)."""
     arguments: dict[str, Any] = {}
-    positional = False
+    positional: list[str] = []
     while True:  # at the start, or after a comma
         usual = KEYWORD_SCALAR.match(source, position)
         if usual is not None:
             name, single, double, floating, integer, bare, _, mark = usual.groups()
-            if name in arguments or name in RESERVED or name in CONSTANTS:
-                raise _Outside  # a repeated keyword argument is a syntax error
+            if name in RESERVED or name in CONSTANTS:
+                raise _Outside
             if single is not None or double is not None:
                 text = double if single is None else single
                 value = ESCAPE.sub(_unescape, text) if "\\" in text else text
@@ -138,7 +157,7 @@ def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], 
         splat = None if named is not None else SPLAT.match(source, position)
         if named is not None:
             name = named.group(1)
-            if name in arguments or name in RESERVED or name in CONSTANTS:
+            if name in RESERVED or name in CONSTANTS:
                 raise _Outside
             arguments[name], position = _value(source, named.end(), depth)
         elif splat is not None:
@@ -148,8 +167,9 @@ def _arguments(source: str, position: int, depth: int) -> tuple[dict[str, Any], 
         elif arguments:
             raise _Outside  # a positional argument after a keyword one is a syntax error
         else:
+            start = position
             _, position = _value(source, position, depth)
-            positional = True
+            positional.append(source[start:position].strip(" \t\n"))
         found = DELIMITER.match(source, position)
         if found is None:
             raise _Outside
@@ -191,6 +211,13 @@ def _value(source: str, position: int, depth: int) -> tuple[Any, int]:
         return "...", end
     if depth >= MAX_DEPTH:
         raise _Outside
+    subscript = SUBSCRIPT.match(source, position)
+    if subscript is not None:
+        indexes = [  # an index is an integer, or a string (its quotes as unparse writes them)
+            f"[{integer}]" if integer else f"['{single or double}']"
+            for single, double, integer in INDEX.findall(subscript.group(2))
+        ]
+        return _dotted(subscript.group(1)) + "".join(indexes), subscript.end()
     opened = OPENER.match(source, position)
     if opened is None:
         raise _Outside
@@ -200,9 +227,9 @@ def _value(source: str, position: int, depth: int) -> tuple[Any, int]:
         arguments, end, positional = _arguments(source, opened.end(), depth + 1)
         if arguments:
             return {name: arguments}, end
-        if positional:
-            raise _Outside  # ast's reader gives the call's source text
-        return f"{name}()", end
+        if not all(PLAIN_ARGUMENT.fullmatch(text) for text in positional):
+            raise _Outside  # ast's reader gives the call's text as ast.unparse writes it
+        return f"{name}({', '.join(positional)})", end
     if bracket == "{":
         return _dict(source, opened.end(), depth + 1)
     items, end, comma = _items(source, opened.end(), CLOSING[bracket], depth + 1)
