@@ -102,7 +102,7 @@ def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSet
     try:
         calls: list[Call] = decode(reply, category, settings)
     except DecodeFailure as exc:
-        calls, failure = [], exc
+        calls, failure = [], _detached(exc)
     relevance = category.relevance
     if relevance is None:
         if failure is None:
@@ -122,6 +122,15 @@ def score_bfcl(completion: Text, reference: Mapping[str, Any], settings: BfclSet
         reason += " (prompt models write calls as text; set bfcl.model_kind to read tool calls)"
     info = {"category": category.name, "error_type": failure.error_type, "reason": reason}
     return Outcome(0.0, {"correct": 0.0, "calls": float(len(calls))}, info)
+
+
+def _detached(failure: DecodeFailure) -> DecodeFailure:
+    """The failure without its traceback and context: held in a local of the frame they hold,
+    they would make a reference cycle (frames, their callers and locals) that only the
+    garbage collector frees, and most outputs an RL run checks fail."""
+    failure.__traceback__ = None
+    failure.__context__ = None
+    return failure
 
 
 def _irrelevance_failure(calls: list[Call]) -> DecodeFailure | None:
