@@ -14,7 +14,7 @@ from rl_verifier_tool_calls.schema import illegal_reason
 from rl_verifier_tool_calls.trajectory import Trajectory
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """A reward, its components and what explains it."""
 

@@ -190,6 +190,7 @@ class Function:
     def __init__(self, language: Language, underscored: bool) -> None:
         self.language = language
         self.underscored = underscored
+        self.python = language == "python"
         # What one declaration and one answer entry ask, read once (a task is checked once
         # per sample of it); kept with the objects, so that their ids stay theirs.
         self._expected: dict[tuple[int, int], tuple[Doc, Answer, Expected]] = {}
@@ -224,7 +225,8 @@ class Function:
                     f"missing required parameter {param!r}",
                 )
         allowed = expected.allowed
-        python = self.language == "python"
+        python = self.python
+        rules = expected.rules
         for param, value in arguments.items():
             if (
                 param not in allowed
@@ -235,7 +237,10 @@ class Function:
                     "simple_function_checker:unexpected_param", f"unexpected parameter {param!r}"
                 )
             if python:
-                failure = _check_python(param, value, expected.rule(param))
+                rule = rules.get(param)
+                if type(rule) is not Rule:
+                    rule = expected.rule(param)
+                failure = _check_python(param, value, rule)
             else:
                 failure = self._check_param(
                     param, value, properties[param], acceptable_by_param[param]
@@ -298,7 +303,6 @@ class Expected:
     """One expected call: its answer entry and its declaration, read for checking."""
 
     __slots__ = (
-        "_rules",
         "acceptable_by_param",
         "allowed",
         "error",
@@ -306,6 +310,7 @@ class Expected:
         "needed",
         "properties",
         "required",
+        "rules",
     )
 
     def __init__(self, doc: Doc, answer: Answer, underscored: bool) -> None:
@@ -314,7 +319,7 @@ class Expected:
         self.properties: Any = {}
         self.required: Any = ()
         self.acceptable_by_param: Mapping[str, Sequence[Any]] = {}
-        self._rules: dict[str, Rule | str] = {}
+        self.rules: dict[str, Rule | str] = {}  # read on first use, or why there is none
         self.allowed: frozenset[str] | None = None
         self.needed: list[str] | None = None
         try:
@@ -348,11 +353,11 @@ class Expected:
 
     def rule(self, param: str) -> Rule:
         """What ``param`` (a declared parameter) asks of a Python value."""
-        rule = self._rules.get(param)
+        rule = self.rules.get(param)
         if rule is None:
             typed = _python_types(param, self.properties[param])
             acceptable = self.acceptable_by_param[param]
-            rule = self._rules[param] = typed if isinstance(typed, str) else Rule(typed, acceptable)
+            rule = self.rules[param] = typed if isinstance(typed, str) else Rule(typed, acceptable)
         if isinstance(rule, str):
             raise BfclDataError(rule)
         return rule

@@ -41,9 +41,11 @@ def cached_rows(reference: Mapping[str, Any]) -> Rows:
     """:func:`read_rows`, read once per question and answer row (rows are not changed in place
     while tasks are checked)."""
     question = reference.get("question")
-    answer = reference.get("possible_answer", reference.get("answer"))
+    answer = reference.get("possible_answer")
+    if answer is None and "possible_answer" not in reference:
+        answer = reference.get("answer")
     named = reference.get("category")
-    if not isinstance(named, str | None):
+    if named is not None and type(named) is not str:
         return read_rows(reference)
     key = (id(question), id(answer), named)
     found = _READ.get(key)
