@@ -24,6 +24,7 @@ from rl_verifier_tool_calls.bfcl.values import (
     check_dict_list,
     check_list,
     check_string,
+    is_variable,
     standardised_strings,
     type_mismatch,
 )
@@ -280,7 +281,7 @@ class Function:
         failure = type_mismatch(param, value, acceptable, declared, want, item, wanted_by_answer)
         if failure is not None:
             return failure
-        variable = wanted_by_answer is not None and wanted_by_answer is not want
+        variable = is_variable(wanted_by_answer, want)
         return _check_kind(param, value, want, item, variable, acceptable, None)
 
     def _converted(self, value: str, declared: str, spec: Any) -> tuple[Any, type | None]:
@@ -382,8 +383,7 @@ class Rule:
         self.declared, self.want, self.item = typed
         self.acceptable = acceptable
         self.wanted_by_answer = answer_type(acceptable)
-        # A variable: the acceptable values have another type than declared; compared exactly.
-        self.variable = self.wanted_by_answer not in (None, self.want)
+        self.variable = is_variable(self.wanted_by_answer, self.want)
         self.strings = standardised_strings(acceptable) if self.want is str else None
 
 

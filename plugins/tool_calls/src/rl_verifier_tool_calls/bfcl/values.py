@@ -35,10 +35,10 @@ def answer_type(acceptable: Sequence[Any]) -> type | None:
     return None
 
 
-def is_variable(acceptable: Sequence[Any], want: type) -> bool:
-    """Whether values of a parameter are *variables*: its acceptable values have another
-    type than the declaration, so a value is compared exactly."""
-    wanted_by_answer = answer_type(acceptable)
+def is_variable(wanted_by_answer: type | None, want: type) -> bool:
+    """Whether values of a parameter are *variables*: its acceptable values (their type
+    ``wanted_by_answer``) have another type than the declared ``want``, so a value is
+    compared exactly."""
     return wanted_by_answer is not None and wanted_by_answer is not want
 
 
