@@ -13,6 +13,15 @@ from functools import lru_cache
 from typing import Any
 
 from rl_verifier_tool_calls.bfcl.categories import Category, Language
+from rl_verifier_tool_calls.bfcl.expected import (
+    Answer,
+    BfclDataError,
+    Doc,
+    Expected,
+    Rule,
+    item_type,
+    lookup,
+)
 from rl_verifier_tool_calls.bfcl.java import JAVA_TYPES, JavaTypeError, java_value
 from rl_verifier_tool_calls.bfcl.javascript import JS_TYPES, JsTypeError, js_value
 from rl_verifier_tool_calls.bfcl.normalise import standardise
@@ -25,31 +34,11 @@ from rl_verifier_tool_calls.bfcl.values import (
     check_list,
     check_string,
     is_variable,
-    standardised_strings,
     type_mismatch,
 )
 
 Call = tuple[Any, Mapping[Any, Any]]
-# Possible answer of one call: {function name: {param: [acceptable values]}}.
-Answer = Mapping[str, Mapping[str, Sequence[Any]]]
-Doc = Mapping[str, Any]
-
-PYTHON_TYPES: dict[str, type] = {
-    "string": str,
-    "integer": int,
-    "float": float,
-    "boolean": bool,
-    "array": list,
-    "tuple": list,
-    "dict": dict,
-    "any": str,
-}
-PYTHON_LISTS = ("array", "tuple")
 CONVERTED_LISTS = ("Array", "ArrayList", "array")
-
-
-class BfclDataError(ValueError):
-    """The task's rows cannot be checked (BFCL's own checker stops on them)."""
 
 
 def check(
@@ -267,7 +256,7 @@ class Function:
             declared = spec["type"]
         except (KeyError, TypeError):
             raise BfclDataError(f"parameter {param!r} declares no type") from None
-        want = _lookup(JAVA_TYPES if self.language == "java" else JS_TYPES, declared)
+        want = lookup(JAVA_TYPES if self.language == "java" else JS_TYPES, declared)
         if type(value) is not str:
             return Mismatch(
                 "type_error:java" if self.language == "java" else "type_error:js",
@@ -290,101 +279,14 @@ class Function:
         convert = java_value if self.language == "java" else js_value
         try:
             if declared in CONVERTED_LISTS:
-                item_name = _item_type(spec)
-                return convert(value, declared, item_name), _lookup(types, item_name)
+                item_name = item_type(spec)
+                return convert(value, declared, item_name), lookup(types, item_name)
             return convert(value, declared), None
         except (JavaTypeError, JsTypeError) as exc:
             raise BfclDataError(str(exc)) from None
 
 
 MAX_EXPECTED = 4096
-
-
-class Expected:
-    """One expected call: its answer entry and its declaration, read for checking."""
-
-    __slots__ = (
-        "acceptable_by_param",
-        "allowed",
-        "error",
-        "name",
-        "needed",
-        "properties",
-        "required",
-        "rules",
-    )
-
-    def __init__(self, doc: Doc, answer: Answer, underscored: bool) -> None:
-        self.error: str | None = None  # why the rows cannot be checked
-        self.name: Any = None
-        self.properties: Any = {}
-        self.required: Any = ()
-        self.acceptable_by_param: Mapping[str, Sequence[Any]] = {}
-        self.rules: dict[str, Rule | str] = {}  # read on first use, or why there is none
-        self.allowed: frozenset[str] | None = None
-        self.needed: list[str] | None = None
-        try:
-            self.acceptable_by_param = _answer_params(answer)
-            try:
-                name = doc["name"]
-                self.properties = doc["parameters"]["properties"]
-                self.required = doc["parameters"]["required"]
-            except (KeyError, TypeError):
-                raise BfclDataError(
-                    "each function needs a name and parameters with properties and required"
-                ) from None
-        except BfclDataError as exc:
-            self.error = str(exc)
-            return
-        if underscored and "." in name:
-            name = name.replace(".", "_")
-        self.name = name
-        # Parameters an output call may give (declared and in the answer), and those it must
-        # give (not optional in the answer); None where the rows' shapes leave that to the
-        # check itself.
-        try:
-            properties = self.properties
-            self.allowed = frozenset(p for p in self.acceptable_by_param if p in properties)
-        except TypeError:
-            self.allowed = None
-        try:
-            self.needed = [p for p, a in self.acceptable_by_param.items() if OMITTED not in a]
-        except TypeError:
-            self.needed = None
-
-    def rule(self, param: str) -> Rule:
-        """What ``param`` (a declared parameter) asks of a Python value."""
-        rule = self.rules.get(param)
-        if rule is None:
-            typed = _python_types(param, self.properties[param])
-            acceptable = self.acceptable_by_param[param]
-            rule = self.rules[param] = typed if isinstance(typed, str) else Rule(typed, acceptable)
-        if isinstance(rule, str):
-            raise BfclDataError(rule)
-        return rule
-
-
-class Rule:
-    """One parameter of an expected call, as the Python check reads it: declared type, its
-    Python type and item type, the acceptable values, their type and, for a string, their
-    standardised forms."""
-
-    __slots__ = (
-        "acceptable",
-        "declared",
-        "item",
-        "strings",
-        "variable",
-        "want",
-        "wanted_by_answer",
-    )
-
-    def __init__(self, typed: tuple[str, type, type | None], acceptable: Sequence[Any]) -> None:
-        self.declared, self.want, self.item = typed
-        self.acceptable = acceptable
-        self.wanted_by_answer = answer_type(acceptable)
-        self.variable = is_variable(self.wanted_by_answer, self.want)
-        self.strings = standardised_strings(acceptable) if self.want is str else None
 
 
 def _check_python(param: str, value: Any, rule: Rule) -> Mismatch | None:
@@ -444,39 +346,3 @@ def _not_optional(
     for param, acceptable in acceptable_by_param.items():
         if param not in arguments and OMITTED not in acceptable:
             yield param
-
-
-def _python_types(param: str, spec: Any) -> tuple[str, type, type | None] | str:
-    """The declared type, Python type and item type of a parameter; or why there are none."""
-    try:
-        try:
-            declared = spec["type"]
-        except (KeyError, TypeError):
-            raise BfclDataError(f"parameter {param!r} declares no type") from None
-        want = _lookup(PYTHON_TYPES, declared)
-        item = _lookup(PYTHON_TYPES, _item_type(spec)) if declared in PYTHON_LISTS else None
-    except BfclDataError as exc:
-        return str(exc)
-    return declared, want, item
-
-
-def _answer_params(answer: Answer) -> Mapping[str, Sequence[Any]]:
-    if not isinstance(answer, dict) or not answer:
-        raise BfclDataError("each ground-truth entry must be {function name: {params}}")
-    params = next(iter(answer.values()))
-    if not isinstance(params, dict):
-        raise BfclDataError("a ground-truth entry's parameters must be an object")
-    return params
-
-
-def _item_type(spec: Any) -> str:
-    try:
-        return str(spec["items"]["type"])
-    except (KeyError, TypeError):
-        raise BfclDataError("a list parameter must declare its items' type") from None
-
-
-def _lookup(types: Mapping[str, type], name: str) -> type:
-    if name not in types:
-        raise BfclDataError(f"BFCL has no rule for the declared type {name!r}")
-    return types[name]

@@ -12,7 +12,7 @@ from rl_verifier_tool_calls.bfcl.categories import (
     category_of,
     named_category,
 )
-from rl_verifier_tool_calls.bfcl.checker import BfclDataError, Call, check
+from rl_verifier_tool_calls.bfcl.checker import Call, check
 from rl_verifier_tool_calls.bfcl.decode import (
     DecodeFailure,
     Reply,
@@ -20,6 +20,7 @@ from rl_verifier_tool_calls.bfcl.decode import (
     prompt_calls,
     structured_calls,
 )
+from rl_verifier_tool_calls.bfcl.expected import BfclDataError
 from rl_verifier_tool_calls.bfcl.values import CheckerStop, Mismatch
 from rl_verifier_tool_calls.config import BfclSettings
 from rl_verifier_tool_calls.scoring import Outcome
