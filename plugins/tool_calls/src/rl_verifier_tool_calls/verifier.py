@@ -52,7 +52,7 @@ class ToolCallsVerifier(Verifier[ToolCallsConfig]):
             return Verdict.errored(f"task {task.id!r}: {exc}")
         except DecoderMissing as exc:
             return Verdict.errored(str(exc))
-        return Verdict(reward=outcome.reward, components=outcome.components, info=outcome.info)
+        return Verdict.judged(outcome.reward, outcome.components, outcome.info)
 
     def _score(self, task: Task, completion: Completion) -> Outcome | str | None:
         """The outcome; a string when the output is empty; None without a gold answer."""
