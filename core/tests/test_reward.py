@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from rl_verifier import Status, Task, Verdict
 from rl_verifier.errors import UserError
@@ -110,3 +111,20 @@ def test_config_hash_depends_on_judging_settings_only() -> None:
     c = composite("exact_match", {"normalise": False}).verifiers["exact_match"]
     assert a.config_hash == b.config_hash != c.config_hash
     assert score_once(a, [(TASK, "paris")])[0].reward == 1.0
+
+
+def test_verdict_factories_validate_as_the_constructor_does() -> None:
+    info = {"category": "simple", "reason": "x"}
+    judged = Verdict.judged(1, {"correct": 1}, info)
+    assert judged == Verdict(reward=1.0, components={"correct": 1.0}, info=info)
+    assert judged == Verdict.ok(1, {"correct": 1}, **info)
+    assert type(judged.reward) is float and type(judged.components["correct"]) is float
+    assert Verdict.invalid("no answer") == Verdict(status=Status.INVALID, error="no answer")
+    assert Verdict.errored("down", at=1) == Verdict(
+        status=Status.ERROR, error="down", info={"at": 1}
+    )
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValidationError, match="finite"):
+            Verdict.judged(bad, {}, {})
+    with pytest.raises(ValidationError):
+        Verdict.judged(1.0, {"correct": "yes"}, {})

@@ -3,6 +3,7 @@ checker that a user relies on (test_bfcl_parity.py checks all of them against bf
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from typing import Any
@@ -489,3 +490,20 @@ def test_each_task_is_checked_against_its_own_rows() -> None:
         for city, reward in ((f"C{i}", 1.0), ("C0", float(i == 0))):
             output = Completion(task_id=task.id, completion=f"[get_weather(city='{city}')]")
             assert verifier.verify(task, output).reward == reward
+
+
+def test_failed_checks_leave_no_reference_cycles() -> None:
+    """A failure held with its traceback would keep frames alive for the garbage collector
+    (most outputs an RL run checks fail); every failing kind is freed by reference counts."""
+    prompt = ["not a call", "[geometry.rectangle_area(width=3.0, height=", "[f(a=1)]"]
+    gc.collect()
+    gc.disable()
+    try:
+        failed = [simple(output) for output in prompt]
+        failed.append(simple("[geometry.rectangle_area(width='x', height=4.5)]"))
+        failed.append(simple(tool_message(("f", {})), model_kind="function_calling"))
+        failed.append(simple("no call", model_kind="function_calling"))
+        assert all(v.status is Status.OK and v.reward == 0.0 for v in failed)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -63,7 +63,7 @@ SERVER_LIMITS = Limits(
     processes=4096,
     stdout_bytes=0,
     stderr_bytes=0,
-    tmp_bytes=256 << 20,
+    tmp_bytes=SERVER_TMP_BYTES,
 )
 STOP_GRACE_S = 1.0  # how long ``close`` lets an idle server exit on its own
 BASE_PROCS = 4  # bwrap, sh (pid 1), the server itself, and one zombie of slack
