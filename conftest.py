@@ -3,13 +3,29 @@
 ``@pytest.mark.requires("bwrap")`` skips a test, before its fixtures run, when the
 command is not on PATH, with one reason per missing component (``pytest -ra`` groups
 them: "SKIPPED [76] ... bwrap is not installed"). ``make system-deps`` installs them.
+
+The Lean 4 of June 2021 beside the repository (``../shared/lean4-2021``, see its README) is
+the `lean` plugin's REPL in this session (``RLV_LEAN_REPL``) wherever it exists and no other
+Lean is configured (``RLV_LEAN_REPL``, ``RLV_LEAN_PROJECT`` or ``repl`` on PATH), so the
+real-kernel tests and the Lean recipe run against it; elsewhere they skip.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
+from pathlib import Path
 
 import pytest
+
+LEAN_2021_FRONT = Path(__file__).resolve().parent.parent / "shared" / "lean4-2021" / "repl"
+if (
+    LEAN_2021_FRONT.is_file()
+    and not any(os.environ.get(v) for v in ("RLV_LEAN_REPL", "RLV_LEAN_PROJECT"))
+    and shutil.which("repl") is None
+):
+    os.environ["RLV_LEAN_REPL"] = shlex.quote(str(LEAN_2021_FRONT))
 
 # command -> how to get it. Debian packages come from the Makefile's tools/system-deps.sh.
 HOW_TO_GET = {

@@ -15,7 +15,7 @@ CLI = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
 
 
 def no_lean_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "RLV_LEAN_PROJECT"}
+    env = {k: v for k, v in os.environ.items() if k not in ("RLV_LEAN_PROJECT", "RLV_LEAN_REPL")}
     env["PATH"] = str(Path(sys.executable).parent) + ":/usr/bin:/bin"
     env["ELAN_HOME"] = str(tmp_path / "no-elan")
     return env

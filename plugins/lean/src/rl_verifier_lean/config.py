@@ -36,7 +36,8 @@ class LeanConfig(VerifierConfig):
     repl_command: list[str] | None = Field(
         default=None,
         description="Command starting the REPL ('python' first = this interpreter, or the "
-        "sandbox's); default: the REPL built in `project`, else `repl` on PATH.",
+        "sandbox's); default: the REPL built in `project`, else $RLV_LEAN_REPL, else the REPL "
+        "built in $RLV_LEAN_PROJECT, else `repl` on PATH.",
     )
     project: str | None = Field(
         default=None, description="Lake project with Mathlib and the REPL (env RLV_LEAN_PROJECT)."

@@ -13,9 +13,11 @@ from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
 from rl_verifier_lean.locate import (
     INSTALL_ELAN,
+    REPL_VAR,
     LeanLaunch,
     LeanMissing,
     file_launch,
+    repl_command,
     repl_launch,
     replay_argv,
     which,
@@ -46,12 +48,19 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
     def add(name: str, ok: bool, detail: str, fix: str = "") -> None:
         checks.append({"name": name, "ok": ok, "detail": detail, "fix": "" if ok else fix})
 
+    isolation, why = sandbox_reason(config.sandbox)
+    try:
+        command = repl_command(config)
+        launch: LeanLaunch | LeanMissing = repl_launch(config, sandboxed=isolation != "none")
+    except LeanMissing as exc:
+        command, launch = None, exc
     elan, lean, lake = which("elan"), which("lean"), which("lake")
     add("elan", bool(elan), elan or "not found", f"install elan: {INSTALL_ELAN}")
+    about = launch.about if isinstance(launch, LeanLaunch) else ""
     add(
         "lean",
-        bool(lean),
-        version([lean, "--version"]) if lean else "not found",
+        bool(lean or about),
+        about or (version([lean, "--version"]) if lean else "not found"),
         "install a toolchain: `elan default leanprover/lean4:stable` (or let a project's "
         "lean-toolchain pick one)",
     )
@@ -92,7 +101,6 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
             "`lake +leanprover-community/mathlib4:lean-toolchain new leanproj math && "
             "cd leanproj && lake exe cache get`",
         )
-    isolation, why = sandbox_reason(config.sandbox)
     add(
         "sandbox",
         isolation != "none" or config.sandbox == "none",
@@ -100,15 +108,16 @@ def run_doctor(config: LeanConfig) -> dict[str, Any]:
         "install bubblewrap (`apt-get install bubblewrap`) so Lean runs isolated, "
         "or set sandbox='none' to run it unsandboxed",
     )
-    needed = ["lean", "lake", "repl"] if not config.repl_command else ["repl"]
+    needed = ["lean", "lake", "repl"] if not command else ["repl"]
     if config.sandbox not in ("auto", "none"):  # a sandbox named in the config is required
         needed.append("sandbox")
-    try:
-        launch = repl_launch(config, sandboxed=isolation != "none")
-    except LeanMissing as exc:
-        add("repl", False, "not found", str(exc))
+    if isinstance(launch, LeanMissing):
+        add("repl", False, "not found", str(launch))
     else:
-        add("repl", True, " ".join(launch.argv) + (f" (in {launch.cwd})" if launch.cwd else ""))
+        where = f" (in {launch.cwd})" if launch.cwd else ""
+        if command and not config.repl_command:
+            where += f" (from {REPL_VAR})"
+        add("repl", True, " ".join(launch.argv) + where)
         ok, detail = smoke_test(config, launch)
         add("smoke", ok, detail, "see the error above; `rlv lean doctor --json` has the details")
         needed.append("smoke")

@@ -6,11 +6,13 @@ import contextlib
 import functools
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rl_verifier_lean import lean2021
 from rl_verifier_lean.config import LeanConfig
 
 INSTALL_ELAN = (
@@ -24,8 +26,10 @@ INSTALL_HINT = (
     '`require REPL from git "https://github.com/leanprover-community/repl"` to its '
     "lakefile and run `lake build repl` (or build leanprover-community/repl at the same "
     "toolchain and put its `repl` binary on PATH), then set RLV_LEAN_PROJECT=/path/to/leanproj "
-    "or config `project`. Check with `rlv lean doctor`."
+    "or config `project` (or name a REPL command in RLV_LEAN_REPL or config `repl_command`). "
+    "Check with `rlv lean doctor`."
 )
+REPL_VAR = "RLV_LEAN_REPL"
 
 
 class LeanMissing(RuntimeError):
@@ -40,6 +44,7 @@ class LeanLaunch:
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)  # Lean's variables (LEAN_PATH, ...)
     paths: list[str] = field(default_factory=list)  # host paths Lean reads (shown read-only)
+    about: str = ""  # which Lean this is, when known (for reports)
 
 
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc")
@@ -99,11 +104,25 @@ def sysroot_env() -> dict[str, str]:
     return {"LEAN_SYSROOT": prefix} if done.returncode == 0 and prefix else {}
 
 
+def repl_command(config: LeanConfig) -> list[str] | None:
+    """The REPL command: ``repl_command``, else (unless ``project`` is set) ``$RLV_LEAN_REPL``
+    split as a shell would; ``LeanMissing`` when the variable is not a command line."""
+    if config.repl_command:
+        return list(config.repl_command)
+    raw = os.environ.get(REPL_VAR, "").strip()
+    if config.project or not raw:
+        return None
+    try:
+        return shlex.split(raw) or None
+    except ValueError as exc:
+        raise LeanMissing(f"{REPL_VAR}={raw!r} is not a command line: {exc}") from None
+
+
 def repl_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
     """How to start the REPL, or ``LeanMissing`` saying what to install."""
     project = config.project_dir()
-    if config.repl_command:
-        return with_paths(LeanLaunch(list(config.repl_command), project), config)
+    if command := repl_command(config):
+        return with_paths(known_front(LeanLaunch(command, project)), config)
     if project:
         lake = which("lake")
         if not lake or not Path(project).is_dir():
@@ -121,8 +140,29 @@ def repl_launch(config: LeanConfig, *, sandboxed: bool) -> LeanLaunch:
             )
         return with_paths(LeanLaunch([lake, "exe", "repl"], project, env), config)
     if repl := which("repl"):
-        return with_paths(LeanLaunch([repl], None, sysroot_env()), config)
+        return with_paths(known_front(LeanLaunch([repl], None, sysroot_env())), config)
     raise LeanMissing(INSTALL_HINT)
+
+
+def known_front(launch: LeanLaunch) -> LeanLaunch:
+    """``launch`` as it is, unless its program is the 2021 kernel's front (see
+    ``lean2021``): then unpacked here on the host first, started at its real path, with its
+    folder and unpacked toolchain shown read-only to the sandbox."""
+    folder = lean2021.front_folder(launch.argv[0])
+    if folder is None:
+        return launch
+    program, home = os.path.realpath(launch.argv[0]), lean2021.toolchain_home()
+    try:
+        version = lean2021.unpacked_version(program, str(home))
+    except lean2021.FrontFailed as exc:
+        raise LeanMissing(str(exc)) from None
+    return LeanLaunch(
+        [program, *launch.argv[1:]],
+        launch.cwd,
+        {**launch.env, **lean2021.front_env(home)},
+        [str(folder), str(home)],
+        f"{version}, {lean2021.SUMMARY}",
+    )
 
 
 def file_launch(config: LeanConfig) -> LeanLaunch:
@@ -131,6 +171,12 @@ def file_launch(config: LeanConfig) -> LeanLaunch:
     add its own build directory to LEAN_PATH."""
     lake, project = which("lake"), config.project_dir()
     if not lake or not project or not Path(project).is_dir():
+        command = repl_command(config)
+        if command and lean2021.front_folder(command[0]):
+            raise LeanMissing(
+                "backend 'file' needs lake and `lean --json` (a Lake project); "
+                f"{lean2021.NAME} has neither: use backend 'repl'"
+            )
         raise LeanMissing(INSTALL_HINT)
     env = lake_env(lake, project)  # also sizes the memory cap (LEAN_PATH)
     sysroot = env.get("LEAN_SYSROOT")
@@ -185,7 +231,7 @@ def olean_bytes(lean_path: str) -> int:
 
 def with_paths(launch: LeanLaunch, config: LeanConfig) -> LeanLaunch:
     """Fill in the host paths a sandboxed Lean must read."""
-    wanted = [*config.sandbox_paths]
+    wanted = [*config.sandbox_paths, *launch.paths]
     if launch.cwd:
         wanted.append(launch.cwd)
     if elan_home().is_dir():
@@ -193,7 +239,7 @@ def with_paths(launch: LeanLaunch, config: LeanConfig) -> LeanLaunch:
     wanted += [arg for arg in launch.argv if os.path.isabs(arg)]
     for key in ("LEAN_SYSROOT", "LEAN_PATH", "LD_LIBRARY_PATH"):
         wanted += launch.env.get(key, "").split(":")
-    return LeanLaunch(launch.argv, launch.cwd, launch.env, minimal_paths(wanted))
+    return LeanLaunch(launch.argv, launch.cwd, launch.env, minimal_paths(wanted), launch.about)
 
 
 def minimal_paths(paths: list[str]) -> list[str]:
