@@ -4,7 +4,13 @@ scripted judge that grades by a fixed rule, and faults on request.
 The model name picks the behaviour: ``scripted`` grades (a completion holding the
 reference answer gets 8, else 2; without a reference, shorter is better); ``biased``
 favours whatever it is shown first; ``fault:KIND[:N]`` injects a fault (for the first N
-requests of that model, then grades, where N is given). Asked for ``logprobs`` it replies
+requests of that model, then grades, where N is given); ``fault:429=VALUE[:N]`` answers
+429 with ``Retry-After: VALUE``. The hostile faults answer without end (``huge``: a
+body declaring 1 GiB; ``endless``: a chunked body that never ends; ``endless-sse``: valid
+stream events, never ``[DONE]``; ``longline``: one stream line that never ends;
+``headers``: header lines without end; ``gzip``: a small gzip body that inflates to
+64 MiB) and record in ``sent`` how many bytes they wrote before the client hung up.
+Asked for ``logprobs`` it replies
 with one score digit (the rule's grade on the asked scale) and its first-token
 alternatives: 0.7 on that digit, 0.1 on it after a space, 0.2 on "The" (``spread``: 0.5
 on 2, 0.3 on 4, 0.2 on "The"; ``fault:lowmass``: 0.9 on "The"; ``fault:nologprobs``:
@@ -24,7 +30,9 @@ import math
 import re
 import threading
 import time
+import zlib
 from collections import Counter
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -61,6 +69,10 @@ class FakeJudge:
         self.times: dict[str, list[float]] = {}
         self.bodies: list[dict[str, Any]] = []
         self.keys: list[str] = []  # Authorization headers received
+        self.paths: list[str] = []  # request paths received
+        self.encodings: list[str] = []  # Accept-Encoding headers received
+        self._written: dict[str, int] = {}
+        self._finished: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         owner = self
 
@@ -74,6 +86,8 @@ class FakeJudge:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length))
                 owner.keys.append(self.headers.get("authorization") or "")
+                owner.paths.append(self.path)
+                owner.encodings.append(self.headers.get("accept-encoding") or "")
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     owner._answer(self, body)  # a client past its deadline hung up
 
@@ -89,6 +103,11 @@ class FakeJudge:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def sent(self, model: str) -> int:
+        """Bytes a hostile fault of ``model`` wrote, once its handler has finished."""
+        assert self._finished[model].wait(60), f"{model} is still writing"
+        return self._written[model]
 
     def settings(self, model: str = "scripted", **extra: Any) -> dict[str, Any]:
         """Judge settings for this server and behaviour."""
@@ -107,6 +126,20 @@ class FakeJudge:
             model.partition(":")[2].partition(":") if model.startswith("fault:") else ("", "", "")
         )
         faulty = kind and (not times or count <= int(times))
+        if faulty and kind in HOSTILE:
+            self._finished.setdefault(model, threading.Event())
+            written = 0
+            try:
+                for block in HOSTILE[kind](handler):
+                    handler.wfile.write(block)
+                    written += len(block)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading: what it was sent is counted
+            finally:
+                self._written[model] = written
+                self._finished[model].set()
+                handler.close_connection = True
+            return
         if faulty and kind not in ("lowmass", "nologprobs"):
             self._fault(handler, kind, body)
             return
@@ -178,6 +211,9 @@ class FakeJudge:
         if kind in ("429", "503"):
             self._send(handler, int(kind), {"error": {"message": "slow down"}},
                        {"Retry-After": "0.3"})  # fmt: skip
+        elif kind.startswith("429="):
+            self._send(handler, 429, {"error": {"message": "slow down"}},
+                       {"Retry-After": kind.removeprefix("429=")})  # fmt: skip
         elif kind in ("500", "401"):
             self._send(handler, int(kind), {"error": {"message": f"fault {kind}"}})
         elif kind == "slow":
@@ -255,6 +291,85 @@ class FakeJudge:
         handler.end_headers()
         handler.wfile.write(data)
         handler.wfile.flush()
+
+
+GiB = 1 << 30
+BLOCK_OF_A = b"a" * (1 << 20)
+
+
+def _huge(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(GiB))
+    handler.end_headers()
+    yield b'{"choices": [{"message": {"content": "'
+    for _ in range(GiB // len(BLOCK_OF_A)):
+        yield BLOCK_OF_A
+
+
+def _endless(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("transfer-encoding", "chunked")
+    handler.end_headers()
+    start = b'{"choices": [{"message": {"content": "'
+    yield b"%x\r\n%s\r\n" % (len(start), start)
+    for _ in range(GiB // len(BLOCK_OF_A)):
+        yield b"%x\r\n%s\r\n" % (len(BLOCK_OF_A), BLOCK_OF_A)
+
+
+def _event_stream(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.end_headers()
+
+
+def _endless_sse(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
+    _event_stream(handler)
+    event = sse(chunk("endless", {"content": "a" * 1000}))
+    batch = event * 256
+    for _ in range(GiB // len(batch)):
+        yield batch
+
+
+def _long_line(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
+    _event_stream(handler)
+    yield b'data: {"choices": [{"delta": {"content": "'
+    for _ in range(GiB // len(BLOCK_OF_A)):
+        yield BLOCK_OF_A
+
+
+def _headers(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
+    yield b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+    line = b"x-padding: " + b"a" * 1000 + b"\r\n"
+    for _ in range(GiB // len(line)):
+        yield line
+
+
+def _gzip(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
+    """A gzip body that inflates to a valid 64 MiB reply ending in ``Score: 7``."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [packer.compress(b'{"choices": [{"message": {"content": "')]
+    parts += [packer.compress(BLOCK_OF_A) for _ in range(64)]
+    parts.append(packer.compress(b'\\nScore: 7"}, "finish_reason": "stop"}]}'))
+    data = b"".join(parts) + packer.flush()
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-encoding", "gzip")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    yield data
+
+
+# Faults that write without end (or nearly): each yields the bytes to send, in order.
+HOSTILE: dict[str, Callable[[BaseHTTPRequestHandler], Iterator[bytes]]] = {
+    "huge": _huge,
+    "endless": _endless,
+    "endless-sse": _endless_sse,
+    "longline": _long_line,
+    "headers": _headers,
+    "gzip": _gzip,
+}
 
 
 def usage(text: str | None) -> dict[str, int]:

@@ -3,6 +3,7 @@ a re-score cost no call; the cache can be turned off; the API key is never recor
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,8 +12,10 @@ from fake_judge import FakeJudge
 from judge_helpers import CAPITAL, judge_one
 
 from rl_verifier import Scorer, Status
-from rl_verifier_judge import JudgeVerifier
+from rl_verifier_judge import JudgeClient, JudgeSettings, JudgeVerifier
 from rl_verifier_judge.calls_cache import CallCache
+from rl_verifier_judge.outbound import outbound
+from rl_verifier_judge.prompts import pointwise_messages, shown
 
 
 def test_a_repeat_is_served_from_the_cache(fake_judge: FakeJudge) -> None:
@@ -46,6 +49,43 @@ def test_identical_calls_in_flight_are_made_once(fake_judge: FakeJudge) -> None:
         scores = scorer.score_many([(CAPITAL, "Paris")] * 8)
     assert fake_judge.requests["scripted-flight"] == 1
     assert sum(s.info["judge"]["calls"] for s in scores) == 1
+
+
+def test_another_endpoint_is_another_call(fake_judge: FakeJudge) -> None:
+    """Same model name, messages and sampling at two endpoints: B is asked, not A's reply."""
+    settings = fake_judge.settings("scripted-where")
+    judge_one(settings, "Paris")
+    with FakeJudge() as other:
+        score = judge_one({**settings, "base_url": other.url}, "Paris")
+        assert other.requests["scripted-where"] == 1
+    assert score.info["judge"] == {**score.info["judge"], "calls": 1, "cached_calls": 0}
+
+
+def test_the_key_is_what_the_endpoint_receives(fake_judge: FakeJudge) -> None:
+    """The body the server gets is the body keyed; every setting sent moves the key."""
+    settings = JudgeSettings(**fake_judge.settings("scripted-sent", stream=True, cache="off"))
+    messages = pointwise_messages(CAPITAL, shown("Paris", 6000), "correctness", (0, 10), "json")
+    call = outbound(settings, messages)
+    client = JudgeClient(settings)
+
+    async def ask() -> None:
+        try:
+            await client.chat(messages)
+        finally:
+            await client.close()
+
+    asyncio.run(ask())
+    assert fake_judge.bodies[-1] == call.body
+    assert fake_judge.url.removesuffix("/v1") + fake_judge.paths[-1] == call.url
+    logprobs = settings.model_copy(update={"format": "logprobs"})
+    keys = {outbound(logprobs, messages).key, call.key}
+    changes = [{"base_url": "http://127.0.0.1:1/v1"}, {"model": "m2"}, {"temperature": 0.5},
+               {"max_tokens": 9}, {"seed": 1}, {"seed": None}, {"stream": False}]  # fmt: skip
+    for change in changes:
+        keys.add(outbound(settings.model_copy(update=change), messages).key)
+    keys.add(outbound(logprobs.model_copy(update={"top_logprobs": 5}), messages).key)
+    assert len(keys) == len(changes) + 3
+    assert outbound(settings, [{"role": "user", "content": "other"}]).key != call.key
 
 
 def test_cache_off_calls_every_time(fake_judge: FakeJudge) -> None:

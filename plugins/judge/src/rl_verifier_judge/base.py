@@ -9,8 +9,9 @@ from typing import Any, ClassVar, Generic
 from typing_extensions import TypeVar
 
 from rl_verifier import Score, Status, Verdict, Verifier
-from rl_verifier_judge.client import JudgeClient, JudgeFailure, Reply, Usage
+from rl_verifier_judge.client import JudgeClient
 from rl_verifier_judge.logprob_scores import LowMass, expected_score
+from rl_verifier_judge.replies import JudgeFailure, Reply, Usage
 from rl_verifier_judge.settings import JUDGE_EXECUTION_KEYS, JudgeSettings
 
 SettingsT = TypeVar("SettingsT", bound=JudgeSettings, covariant=True, default=JudgeSettings)

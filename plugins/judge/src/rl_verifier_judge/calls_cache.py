@@ -1,22 +1,14 @@
-"""Judge calls cached by content, in core's verdict cache: same judge model, rendered
-prompt and sampling settings, same reply, and no second call."""
+"""Judge calls cached by content, in core's verdict cache: the same call (endpoint URL and
+request body, ``Outbound.key``), the same reply, and no second call."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from rl_verifier import DiskStore, Verdict, VerdictCache
 
 MEMORY_ENTRIES = 4096
-
-
-def call_key(request: dict[str, Any]) -> str:
-    """Digest of what decides a reply: model, messages and sampling settings."""
-    text = json.dumps(request, sort_keys=True, separators=(",", ":"))
-    return "judge:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 class CallCache:
@@ -41,4 +33,4 @@ class CallCache:
             self.store.disk.close()
 
 
-__all__ = ["CallCache", "call_key"]
+__all__ = ["CallCache"]

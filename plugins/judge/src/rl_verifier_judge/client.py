@@ -1,77 +1,39 @@
 """One client per judge verifier: an OpenAI-compatible ``/chat/completions`` endpoint
-behind a shared connection pool, a concurrency limit, a deadline per call, retries that
-honour ``Retry-After`` and the on-disk call cache. Every failure is a ``JudgeFailure``
-with a status (``error`` or ``timeout``) and a reason; none is ever a score."""
+behind a shared connection pool, a concurrency limit, one deadline per call that every
+attempt and wait counts against, retries that honour ``Retry-After``, replies read within
+byte caps, and the on-disk call cache. Every failure is a ``JudgeFailure`` with a status
+(``error`` or ``timeout``) and a reason; none is ever a score."""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
 import functools
-import json
 import os
 import random
+import re
 import ssl
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
 from rl_verifier import Status
-from rl_verifier_judge.calls_cache import CallCache, call_key
-from rl_verifier_judge.logprob_scores import Alternatives, first_alternatives
+from rl_verifier_judge.calls_cache import CallCache
+from rl_verifier_judge.capped_reads import TooLong, read_capped, read_head, stream_lines
+from rl_verifier_judge.outbound import Outbound, outbound
+from rl_verifier_judge.replies import (
+    BODY_SHOWN,
+    JudgeFailure,
+    Reply,
+    Usage,
+    reply_from_body,
+    reply_from_stream,
+)
 from rl_verifier_judge.settings import JudgeSettings
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
-BODY_SHOWN = 500
-SCORE_REPLY_TOKENS = 3  # format='logprobs': the score is read at the first token
-
-
-class JudgeFailure(Exception):
-    """A judge call that gave no usable reply."""
-
-    def __init__(self, status: Status, reason: str, text: str = "") -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.text = text
-
-
-@dataclass
-class Usage:
-    """Calls and tokens spent, summed over the judge calls behind one verdict."""
-
-    calls: int = 0
-    cached_calls: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def add(self, other: Usage) -> None:
-        for name in ("calls", "cached_calls", "attempts", "prompt_tokens", "completion_tokens"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def as_info(self) -> dict[str, int]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class Reply:
-    """The judge's text, why it stopped, what the call cost and, where logprobs were asked,
-    the first token's alternatives."""
-
-    text: str
-    finish_reason: str | None
-    usage: Usage = field(default_factory=Usage)
-    alternatives: Alternatives | None = None
-
-    def stored(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "finish_reason": self.finish_reason,
-            "alternatives": self.alternatives,
-        }
+ERROR_BODY_READ = 64 << 10  # bytes read of a reply whose status is an error
+DELAY_SECONDS = re.compile(r"\d+(?:\.\d+)?")  # Retry-After as seconds (RFC 9110, decimals too)
 
 
 class JudgeClient:
@@ -103,32 +65,18 @@ class JudgeClient:
             await http.aclose()
         self.cache.close()
 
-    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """The request without transport settings: also what the cache key digests."""
-        s = self.settings
-        body: dict[str, Any] = {
-            "model": s.model,
-            "messages": messages,
-            "temperature": s.temperature,
-            "max_tokens": s.max_tokens,
-        }
-        if s.seed is not None:
-            body["seed"] = s.seed
-        if s.format == "logprobs":
-            body["max_tokens"] = min(s.max_tokens, SCORE_REPLY_TOKENS)
-            body["logprobs"] = True
-            body["top_logprobs"] = s.top_logprobs
-        return body
-
     def _headers(self) -> dict[str, str]:
         name = self.settings.api_key_env
         key = os.environ.get(name, "") if name else ""
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        headers = {"Accept-Encoding": "identity"}  # read as sent: no decoder multiplies it
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
 
     async def chat(self, messages: list[dict[str, str]]) -> Reply:
         """The judge's reply to ``messages``, from the cache when it was asked before."""
-        body = self.request_body(messages)
-        key = call_key(body)
+        call = outbound(self.settings, messages)
+        key = call.key
         found = self.cache.get(key)
         if found is not None:
             alternatives = found.get("alternatives")
@@ -149,7 +97,7 @@ class JudgeClient:
             self._flying.setdefault(key, future)
         try:
             started = time.perf_counter()
-            reply = await self._call(body)
+            reply = await self._call(call)
             reply.usage.calls = 1
             elapsed = time.perf_counter() - started
             self.cache.put(key, self.settings.model, reply.stored(), elapsed)
@@ -163,54 +111,82 @@ class JudgeClient:
             if self._flying.get(key) is future:
                 del self._flying[key]
 
-    async def _call(self, body: dict[str, Any]) -> Reply:
+    async def _call(self, call: Outbound) -> Reply:
+        """``call`` made within ``deadline_s`` from when it gets a slot: every attempt
+        (connect, send, read) and every wait between them count. The slot is held through
+        the waits, so an endpoint that asks for time gets fewer calls meanwhile."""
         http, limit = self._client()
         s = self.settings
-        url = s.base_url.rstrip("/") + "/chat/completions"
-        if s.stream:
-            body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         attempts = 0
-        while True:
-            attempts += 1
+        async with limit:
+            ends = asyncio.get_running_loop().time() + s.deadline_s
             try:
-                async with limit:
-                    reply = await asyncio.wait_for(self._once(http, url, body), s.deadline_s)
-                reply.usage.attempts = attempts
-                return reply
+                async with asyncio.timeout_at(ends):
+                    while True:
+                        attempts += 1
+                        try:
+                            reply = await self._once(http, call)
+                        except _Retry as retry:
+                            await asyncio.sleep(self._wait(retry, attempts, ends))
+                            continue
+                        reply.usage.attempts = attempts
+                        return reply
             except TimeoutError:
                 raise JudgeFailure(
                     Status.TIMEOUT, f"no judge reply within deadline_s={s.deadline_s:g}s"
                 ) from None
-            except _Retry as retry:
-                if attempts > s.retries:
-                    raise JudgeFailure(
-                        Status.ERROR, f"{retry.reason} (after {attempts} attempts)", retry.text
-                    ) from None
-                wait = retry.after if retry.after is not None else _backoff(s, attempts)
-                if wait > s.max_retry_after_s:
-                    raise JudgeFailure(
-                        Status.ERROR,
-                        f"{retry.reason}; Retry-After {wait:g}s exceeds max_retry_after_s",
-                        retry.text,
-                    ) from None
-                await asyncio.sleep(wait)
 
-    async def _once(self, http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> Reply:
+    def _wait(self, retry: _Retry, attempts: int, ends: float) -> float:
+        """Seconds to wait before the next attempt; a ``JudgeFailure`` when there is none
+        (retries spent, a Retry-After past ``max_retry_after_s`` or past the deadline)."""
+        s = self.settings
+        if attempts > s.retries:
+            raise JudgeFailure(
+                Status.ERROR, f"{retry.reason} (after {attempts} attempts)", retry.text
+            )
+        wait = retry.after if retry.after is not None else _backoff(s, attempts)
+        if retry.after is not None and wait > s.max_retry_after_s:
+            raise JudgeFailure(
+                Status.ERROR,
+                f"{retry.reason}; Retry-After {wait:g}s exceeds max_retry_after_s",
+                retry.text,
+            )
+        left = ends - asyncio.get_running_loop().time()
+        if wait >= left:
+            raise JudgeFailure(
+                Status.TIMEOUT,
+                f"{retry.reason}; the {wait:g}s wait before attempt {attempts + 1} would pass "
+                f"deadline_s={s.deadline_s:g}s ({max(left, 0.0):.3g}s left)",
+                retry.text,
+            )
+        return wait
+
+    async def _once(self, http: httpx.AsyncClient, call: Outbound) -> Reply:
+        s = self.settings
         try:
-            if body.get("stream"):
-                async with http.stream("POST", url, json=body, headers=self._headers()) as answer:
-                    if answer.status_code != 200:
-                        await answer.aread()
-                        _refuse_status(answer)
-                    return await _read_stream(answer)
-            answer = await http.post(url, json=body, headers=self._headers())
+            sent = http.stream("POST", call.url, json=call.body, headers=self._headers())
+            async with sent as answer:
+                if answer.status_code != 200:
+                    _refuse_status(answer, await read_head(answer, ERROR_BODY_READ))
+                _refuse_encoding(answer)
+                if call.body.get("stream"):
+                    return await reply_from_stream(
+                        stream_lines(answer, s.max_event_bytes, s.max_reply_bytes)
+                    )
+                return reply_from_body(await read_capped(answer, s.max_reply_bytes))
+        except TooLong as cut:
+            setting = "max_event_bytes" if cut.part == "stream line" else "max_reply_bytes"
+            raise JudgeFailure(
+                Status.ERROR,
+                f"judge reply {cut.part} longer than {setting}={cut.limit} bytes; not read further",
+                cut.head.decode("utf-8", "replace"),
+            ) from None
         except httpx.TimeoutException:
             raise TimeoutError from None
-        except httpx.TransportError as exc:
+        except httpx.ConnectError as exc:
             raise _Retry(f"judge endpoint unreachable: {type(exc).__name__}: {exc}") from None
-        if answer.status_code != 200:
-            _refuse_status(answer)
-        return _read_body(answer)
+        except httpx.TransportError as exc:  # a connection lost, or a reply that broke HTTP
+            raise _Retry(f"judge connection failed: {type(exc).__name__}: {exc}") from None
 
 
 def tls(base_url: str) -> ssl.SSLContext | bool:
@@ -235,22 +211,20 @@ def _backoff(settings: JudgeSettings, attempt: int) -> float:
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks for (a number or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    """Seconds a ``Retry-After`` header asks for (a number or an HTTP date); ``None`` for
+    anything else (``nan``, ``-5``, ``inf``, garbage): such a header is ignored."""
+    value = (value or "").strip()
+    if DELAY_SECONDS.fullmatch(value):
+        return float(value)  # a digit string too long for a float is inf: a wait too long
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return max(float(when.timestamp()) - time.time(), 0.0)
 
 
-def _refuse_status(answer: httpx.Response) -> None:
-    text = answer.text[:BODY_SHOWN]
+def _refuse_status(answer: httpx.Response, head: bytes) -> None:
+    text = head.decode("utf-8", "replace")[:BODY_SHOWN]
     reason = f"judge endpoint answered HTTP {answer.status_code}"
     if answer.status_code in RETRIED:
         after = retry_after(answer.headers.get("retry-after"))
@@ -258,79 +232,16 @@ def _refuse_status(answer: httpx.Response) -> None:
     raise JudgeFailure(Status.ERROR, f"{reason}: {text}", text)
 
 
-def _usage(data: Any) -> Usage:
-    usage = data.get("usage") if isinstance(data, dict) else None
-    if not isinstance(usage, dict):
-        return Usage()
-    return Usage(
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-    )
-
-
-def _read_body(answer: httpx.Response) -> Reply:
-    try:
-        data = answer.json()
-    except ValueError:
+def _refuse_encoding(answer: httpx.Response) -> None:
+    """Bytes are read raw and capped as sent: a compressed reply (asked for
+    ``identity``) could decompress past any cap, so it is refused."""
+    encoding = answer.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
         raise JudgeFailure(
-            Status.ERROR, "judge endpoint sent a body that is not JSON", answer.text[:BODY_SHOWN]
-        ) from None
-    try:
-        [choice, *_] = data["choices"]
-        message = choice["message"]
-        content = message.get("content")
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise JudgeFailure(
-            Status.ERROR, "judge reply has no choices[0].message", answer.text[:BODY_SHOWN]
-        ) from None
-    _check_refusal(message.get("refusal"), choice.get("finish_reason"), content)
-    if not isinstance(content, str):
-        raise JudgeFailure(
-            Status.ERROR, "judge reply has no text content", answer.text[:BODY_SHOWN]
+            Status.ERROR,
+            f"judge endpoint sent a reply with Content-Encoding {encoding!r}; "
+            "the judge asks for identity and reads no other",
         )
-    alternatives = first_alternatives(choice.get("logprobs"))
-    return Reply(content, choice.get("finish_reason"), _usage(data), alternatives)
 
 
-def _check_refusal(refusal: Any, finish_reason: Any, content: Any) -> None:
-    if refusal:
-        raise JudgeFailure(Status.ERROR, "the judge refused", str(refusal))
-    if finish_reason == "content_filter":
-        raise JudgeFailure(Status.ERROR, "the judge's reply was filtered", str(content or ""))
-
-
-async def _read_stream(answer: httpx.Response) -> Reply:
-    """Text of an SSE stream; a stream that ends before ``[DONE]`` is an error."""
-    parts: list[str] = []
-    refusal: list[str] = []
-    finish: str | None = None
-    alternatives: Alternatives | None = None
-    usage = Usage()
-    done = False
-    async for line in answer.aiter_lines():
-        if not line.startswith("data:"):
-            continue
-        payload = line[5:].strip()
-        if payload == "[DONE]":
-            done = True
-            break
-        try:
-            chunk = json.loads(payload)
-        except ValueError:
-            raise JudgeFailure(
-                Status.ERROR, "judge stream sent an unreadable event", payload[:BODY_SHOWN]
-            ) from None
-        if chunk.get("usage"):
-            usage = _usage(chunk)
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            parts.append(delta.get("content") or "")
-            refusal.append(delta.get("refusal") or "")
-            finish = choice.get("finish_reason") or finish
-            if alternatives is None:
-                alternatives = first_alternatives(choice.get("logprobs"))
-    text = "".join(parts)
-    if not done or finish is None:
-        raise JudgeFailure(Status.ERROR, "judge stream ended before it finished", text)
-    _check_refusal("".join(refusal), finish, text)
-    return Reply(text, finish, usage, alternatives)
+__all__ = ["JudgeClient", "retry_after", "tls"]

@@ -15,9 +15,9 @@ from pydantic import Field, model_validator
 
 from rl_verifier import Completion, Task, Verdict
 from rl_verifier_judge.base import JudgeBase, failure, unparsed
-from rl_verifier_judge.client import JudgeFailure, Usage
 from rl_verifier_judge.parsing import ParseProblem, parse_winner
 from rl_verifier_judge.prompts import PromptProblem, Shown, pair_messages, shown
+from rl_verifier_judge.replies import JudgeFailure, Usage
 from rl_verifier_judge.settings import JudgeSettings
 
 POINTS = {"A": 1.0, "B": 0.0, "tie": 0.5}  # for the response shown as A

@@ -21,10 +21,10 @@ from pydantic import Field
 
 from rl_verifier import Completion, Status, Task, Verdict
 from rl_verifier_judge.base import JudgeBase, clipped, failure, unparsed
-from rl_verifier_judge.client import JudgeFailure, Usage
 from rl_verifier_judge.digit_prompts import digit_ranking_messages
 from rl_verifier_judge.parsing import ParseProblem, parse_label_scores
 from rl_verifier_judge.prompts import PromptProblem, Shown, label, ranking_messages, shown
+from rl_verifier_judge.replies import JudgeFailure, Usage
 from rl_verifier_judge.settings import JudgeSettings
 
 

@@ -50,11 +50,34 @@ class JudgeSettings(VerifierConfig):
     max_tokens: int = Field(default=256, ge=1, description="Longest judge reply, in tokens.")
     seed: int | None = Field(default=0, description="Sampling seed sent to the endpoint.")
     stream: bool = Field(default=False, description="Read replies as an SSE stream.")
-    deadline_s: float = Field(default=60.0, gt=0, description="Deadline of one judge call.")
+    deadline_s: float = Field(
+        default=60.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Deadline of one judge call, from when it gets a slot: every attempt, "
+        "back-off and Retry-After wait counts against it.",
+    )
     retries: int = Field(default=3, ge=0, description="Retries of a 429/5xx or lost connection.")
-    backoff_s: float = Field(default=0.5, ge=0, description="First retry's wait; doubles after.")
+    backoff_s: float = Field(
+        default=0.5, ge=0, allow_inf_nan=False, description="First retry's wait; doubles after."
+    )
     max_retry_after_s: float = Field(
-        default=60.0, ge=0, description="Longest Retry-After honoured; longer ones fail the call."
+        default=60.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Longest Retry-After honoured; longer ones fail the call.",
+    )
+    max_reply_bytes: int = Field(
+        default=4 << 20,
+        ge=1024,
+        description="Most bytes read of one reply (its body, or its whole stream); a longer "
+        "one is an error, read no further.",
+    )
+    max_event_bytes: int = Field(
+        default=256 << 10,
+        ge=1024,
+        description="stream=true: most bytes of one line of the stream (one event); a longer "
+        "one is an error, read no further.",
     )
     judge_concurrency: int = Field(
         default=8, ge=1, description="Judge calls in flight at once, per process."
@@ -113,6 +136,8 @@ JUDGE_EXECUTION_KEYS = Verifier.execution_keys | {
     "retries",
     "backoff_s",
     "max_retry_after_s",
+    "max_reply_bytes",
+    "max_event_bytes",
     "judge_concurrency",
     "cache",
     "cache_entries",
