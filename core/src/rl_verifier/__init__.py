@@ -13,6 +13,7 @@ from typing import Any
 
 from rl_verifier.answers import normalise_answer, reference_answers
 from rl_verifier.atomic import publish_directory
+from rl_verifier.content import file_digest, files_digest
 from rl_verifier.contracts import (
     ChatMessage,
     Completion,
@@ -49,7 +50,7 @@ from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.text import after_reasoning
 from rl_verifier.toolcalls import ToolCall, parse_tool_calls
 from rl_verifier.verdict_cache import DiskStore, VerdictCache
-from rl_verifier.verifier import Regex, Verifier, VerifierConfig
+from rl_verifier.verifier import InputFile, Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
 
@@ -79,6 +80,7 @@ __all__ = [
     "EnvironmentRegistrar",
     "Executor",
     "InlineExecutor",
+    "InputFile",
     "Loss",
     "LossRegistrar",
     "PipedProcess",
@@ -111,6 +113,8 @@ __all__ = [
     "after_reasoning",
     "completion_text",
     "content_text",
+    "file_digest",
+    "files_digest",
     "hookimpl",
     "make_executor",
     "normalise_answer",

@@ -8,13 +8,13 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
     Tag,
-    field_validator,
 )
 
 JsonDict = dict[str, Any]
@@ -124,6 +124,15 @@ class Status(StrEnum):
         return self in (Status.OK, Status.INVALID)
 
 
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"reward must be finite, got {value}")
+    return value
+
+
+RewardValue = Annotated[float, AfterValidator(_finite)]
+"""A reward: a finite float (NaN and infinities are refused)."""
+
 # Worst first: the status a composite reward takes when its parts disagree.
 STATUS_SEVERITY = {Status.ERROR: 3, Status.TIMEOUT: 2, Status.INVALID: 1, Status.OK: 0}
 
@@ -134,7 +143,7 @@ class Verdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     status: Status = Status.OK
-    reward: float = 0.0
+    reward: RewardValue = 0.0
     components: dict[str, float] = Field(default_factory=dict)
     info: JsonDict = Field(default_factory=dict)
     error: str | None = None
@@ -184,13 +193,6 @@ class Verdict(BaseModel):
         )
         return cls.errored(message, **info)
 
-    @field_validator("reward")
-    @classmethod
-    def _finite_reward(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError(f"reward must be finite, got {value}")
-        return value
-
 
 class VerifierRef(BaseModel):
     """Provenance of a score: which verifier, which release, which settings."""
@@ -207,7 +209,7 @@ class Score(BaseModel):
 
     task_id: str
     sample_index: int
-    reward: float
+    reward: RewardValue
     status: Status
     components: dict[str, float] = Field(default_factory=dict)
     verifier: VerifierRef

@@ -14,6 +14,7 @@ from typing import Literal
 from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.reward import Reward
+from rl_verifier.validity import range_problem, reusable_problem
 from rl_verifier.verdict_cache import (
     Cached,
     VerdictCache,
@@ -41,13 +42,9 @@ def settle(verifier: Verifier, verdict: Verdict) -> Verdict:
         return verdict.model_copy(update={"reward": verifier.config.invalid_penalty})
     if verdict.status is not Status.OK:
         return verdict.model_copy(update={"reward": 0.0})
-    low, high = verifier.bounds()
-    if not low - 1e-9 <= verdict.reward <= high + 1e-9:
-        return Verdict.errored(
-            f"verifier '{verifier.name}' returned reward {verdict.reward} outside its "
-            f"declared range [{low}, {high}]",
-            **verdict.info,
-        )
+    problem = range_problem(verifier, verdict.reward)
+    if problem is not None:
+        return Verdict.errored(f"verifier '{verifier.name}' returned {problem}", **verdict.info)
     return verdict
 
 
@@ -114,10 +111,10 @@ class ScoringEngine:
     async def _judge(self, verifier: Verifier, version: str, sample: Sample) -> tuple[Cached, bool]:
         """The verdict (penalties applied), the time it took, and whether it was reused:
         from the cache, or from a running check of the same sample, when the verifier is
-        deterministic."""
+        cacheable."""
         cache = self.cache
         key = None
-        if cache is not None and verifier.deterministic:
+        if cache is not None and verifier.cacheable:
             digest = self._task_digest(sample.task)
             if digest is not None:
                 key = verdict_key(
@@ -126,7 +123,7 @@ class ScoringEngine:
         if cache is None or key is None:
             once = await self._run(verifier, sample)
             return Cached(settle(verifier, once.verdict), once.elapsed_s), False
-        found = cache.get(key)
+        found = cache.get(key, verifier)
         running = self._judging.get(key) if found is None else None
         if running is not None:
             shared = await asyncio.shield(running)  # None: that check did not judge
@@ -145,7 +142,8 @@ class ScoringEngine:
                 del self._judging[key]
             future.set_result(judged)
         assert judged is not None  # _run raised otherwise
-        cache.put(key, verifier.name, judged.verdict, judged.elapsed_s)
+        if reusable_problem(verifier, judged.verdict) is None:
+            cache.put(key, verifier.name, judged.verdict, judged.elapsed_s)
         return Cached(settle(verifier, judged.verdict), judged.elapsed_s), False
 
     async def _judge_group(self, verifier: Verifier, samples: Sequence[Sample]) -> list[Cached]:

@@ -4,7 +4,9 @@ always get the same verdict, so RL groups with repeated completions, resumed run
 re-scored evals pay for each distinct sample once.
 
 Only ``ok`` and ``invalid`` verdicts are kept: a ``timeout`` or an ``error`` says nothing
-about the sample and is tried again. By default the cache lives in the scoring engine's
+about the sample and is tried again. A row read back from disk is checked as a fresh verdict
+is (``validity``): a corrupt or foreign one is skipped, its sample scored again, and the
+first such row is reported in one warning. By default the cache lives in the scoring engine's
 process (an LRU of ``MEMORY_ENTRIES``); ``RLV_VERDICT_CACHE=PATH`` adds an on-disk store
 (SQLite, shared safely by processes and reward-server workers, at most ``DISK_ENTRIES``
 rows, oldest dropped first) in front of which the LRU sits; ``RLV_VERDICT_CACHE=off``
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import os
 import sqlite3
 import threading
@@ -22,9 +26,16 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.errors import UserError
+from rl_verifier.validity import reusable_problem
+from rl_verifier.verifier import Verifier
+
+log = logging.getLogger(__name__)
 
 CACHE_VARIABLE = "RLV_VERDICT_CACHE"
 OFF = "off"
@@ -86,13 +97,15 @@ class VerdictCache:
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: str) -> Cached | None:
+    def get(self, key: str, verifier: Verifier | None = None) -> Cached | None:
+        """The verdict kept under ``key``; one read from disk must be a verdict ``verifier``
+        (when given) could return, else it is skipped (a miss)."""
         with self._lock:
             found = self._memory.get(key)
             if found is not None:
                 self._memory.move_to_end(key)
         if found is None and self.disk is not None:
-            found = self.disk.get(key)
+            found = self.disk.get(key, verifier)
             if found is not None:
                 self._remember(key, found)
         with self._lock:
@@ -127,6 +140,7 @@ class DiskStore:
         self.max_entries = max_entries
         self._lock = threading.Lock()
         self._puts = 0
+        self._warned = False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
@@ -137,25 +151,46 @@ class DiskStore:
         except (OSError, sqlite3.Error) as exc:
             raise UserError(f"{CACHE_VARIABLE}={path}: cannot use it as a cache: {exc}") from None
 
-    def get(self, key: str) -> Cached | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT verdict, elapsed_s FROM verdicts WHERE key = ?", (key,)
-            ).fetchone()
+    def get(self, key: str, verifier: Verifier | None = None) -> Cached | None:
+        """The row under ``key``, if it holds a verdict ``verifier`` (when given) could
+        have returned; a corrupt, foreign or unreadable row is skipped with a warning."""
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT verifier, verdict, elapsed_s FROM verdicts WHERE key = ?", (key,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            self._skipped(f"cannot read it ({exc}): samples are scored without it")
+            return None
         if row is None:
             return None
-        return Cached(Verdict.model_validate_json(row[0]), float(row[1]))
+        found = read_row(row, verifier)
+        if isinstance(found, str):
+            self._skipped(f"skipped a corrupt or foreign row ({found}) and scored its sample again")
+            return None
+        return found
 
     def put(self, key: str, verifier: str, cached: Cached) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?)",
-                (key, verifier, cached.verdict.model_dump_json(), cached.elapsed_s, time.time()),
+        row = (key, verifier, cached.verdict.model_dump_json(), cached.elapsed_s, time.time())
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?)", row)
+                self._db.commit()
+                self._puts += 1
+                if self._puts % 1000 == 0:
+                    self._prune()
+        except sqlite3.Error as exc:
+            self._skipped(f"cannot write it ({exc}): verdicts are not kept there")
+
+    def _skipped(self, what: str) -> None:
+        """Warn once per store: the cache only saves work, so scoring goes on without it."""
+        if not self._warned:
+            self._warned = True
+            log.warning(
+                "verdict cache %s: %s (later problems with this file are not reported)",
+                self.path,
+                what,
             )
-            self._db.commit()
-            self._puts += 1
-            if self._puts % 1000 == 0:
-                self._prune()
 
     def _prune(self) -> None:
         (count,) = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()
@@ -168,10 +203,13 @@ class DiskStore:
             self._db.commit()
 
     def stats(self) -> dict[str, object]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT verifier, COUNT(*), SUM(elapsed_s) FROM verdicts GROUP BY verifier"
-            ).fetchall()
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT verifier, COUNT(*), SUM(elapsed_s) FROM verdicts GROUP BY verifier"
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise UserError(f"{self.path}: cannot read it as a verdict cache: {exc}") from None
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
         return {
             "path": str(self.path),
@@ -184,15 +222,36 @@ class DiskStore:
         }
 
     def clear(self) -> int:
-        with self._lock:
-            removed = self._db.execute("DELETE FROM verdicts").rowcount
-            self._db.commit()
-            self._db.execute("VACUUM")
+        try:
+            with self._lock:
+                removed = self._db.execute("DELETE FROM verdicts").rowcount
+                self._db.commit()
+                self._db.execute("VACUUM")
+        except sqlite3.Error as exc:
+            raise UserError(f"{self.path}: cannot clear it: {exc}") from None
         return int(removed)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def read_row(row: tuple[Any, ...], verifier: Verifier | None) -> Cached | str:
+    """A stored ``(verifier, verdict, elapsed_s)`` row as a verdict ``verifier`` could have
+    returned, or why it is not one."""
+    name, text, elapsed = row
+    if verifier is not None and name != verifier.name:
+        return f"a verdict of {name!r} under a key of {verifier.name!r}"
+    if not isinstance(text, str | bytes):
+        return "no verdict JSON"
+    try:
+        verdict = Verdict.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        return f"not a verdict: {exc.errors()[0]['msg']}"
+    if not isinstance(elapsed, int | float) or not math.isfinite(elapsed) or elapsed < 0:
+        return f"elapsed_s {elapsed!r}"
+    problem = reusable_problem(verifier, verdict)
+    return Cached(verdict, float(elapsed)) if problem is None else problem
 
 
 def disk_path() -> Path | None:

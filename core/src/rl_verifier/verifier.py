@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Generic, cast, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypeVar
 
+from rl_verifier.content import content_digest
 from rl_verifier.contracts import Completion, Score, Task, Verdict
 from rl_verifier.errors import UserError, validation_problems
 
@@ -59,6 +61,33 @@ def _compiles(value: str) -> str:
 
 Regex = Annotated[str, AfterValidator(_compiles)]
 """A setting holding a regular expression: refused by name when it does not compile."""
+
+
+class _ContentMatters:
+    """Marks a setting that names a file whose content can change a verdict."""
+
+
+CONTENT_MATTERS = _ContentMatters()
+InputFile = Annotated[str, CONTENT_MATTERS]
+"""A setting naming a file the verifier reads to judge (a corpus, a word list): the file's
+SHA-256, not only its path, enters ``config_hash``, so a rewritten file is another verdict
+cache key and another provenance."""
+
+
+def _marked(annotation: object) -> bool:
+    if CONTENT_MATTERS in getattr(annotation, "__metadata__", ()):
+        return True
+    return any(_marked(argument) for argument in get_args(annotation))
+
+
+def input_files(config: VerifierConfig) -> Iterator[tuple[str, str]]:
+    """Each ``InputFile`` setting that names a file, with the path it names."""
+    for name, field in type(config).model_fields.items():
+        if CONTENT_MATTERS in field.metadata or _marked(field.annotation):
+            value = getattr(config, name)
+            if value is not None:
+                yield name, str(value)
+
 
 ConfigT = TypeVar("ConfigT", bound=VerifierConfig, covariant=True, default=VerifierConfig)
 
@@ -159,9 +188,28 @@ class Verifier(Generic[ConfigT]):
     def concurrency(self) -> int | None:
         return self.config.max_concurrency or self.max_concurrency
 
+    def cache_inputs(self) -> dict[str, str] | None:
+        """Digests of what besides the settings can change a verdict: by default the
+        content of each file an ``InputFile`` setting names. Override to add more (call
+        ``super()``); return ``None`` when a verdict depends on something that cannot be
+        digested (the verifier's verdicts are then never cached). Asked once per instance,
+        when its ``config_hash`` is first needed."""
+        return {f"file:{name}": content_digest(path) for name, path in input_files(self.config)}
+
+    @functools.cached_property
+    def _inputs(self) -> dict[str, str] | None:
+        return self.cache_inputs()
+
     @property
+    def cacheable(self) -> bool:
+        """Whether the verdict cache may keep this verifier's verdicts: it is
+        ``deterministic`` and ``cache_inputs`` could name everything it depends on."""
+        return self.deterministic and self._inputs is not None
+
+    @functools.cached_property
     def config_hash(self) -> str:
-        return config_hash(self.name, self.config, self.execution_keys)
+        """A digest of the settings that can change a verdict and of ``cache_inputs``."""
+        return config_hash(self.name, self.config, self.execution_keys, self._inputs)
 
     @classmethod
     def metadata(cls) -> VerifierMetadata:
@@ -194,11 +242,19 @@ class GroupOnly(UserError):
 
 
 def config_hash(
-    name: str, config: VerifierConfig, execution_keys: frozenset[str] = EXECUTION_KEYS
+    name: str,
+    config: VerifierConfig,
+    execution_keys: frozenset[str] = EXECUTION_KEYS,
+    inputs: Mapping[str, str] | None = None,
 ) -> str:
-    """Stable short hash of the settings that can change a verdict."""
+    """Stable short hash of the settings that can change a verdict, and of ``inputs`` (the
+    digests of the files they name; left out when there are none, so such hashes stay
+    what they were)."""
     judged = config.model_dump(mode="json", exclude=set(execution_keys))
-    payload = json.dumps({"verifier": name, "config": judged}, sort_keys=True)
+    body: dict[str, Any] = {"verifier": name, "config": judged}
+    if inputs:
+        body["inputs"] = dict(inputs)
+    payload = json.dumps(body, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

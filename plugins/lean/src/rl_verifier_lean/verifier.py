@@ -13,6 +13,7 @@ from rl_verifier_lean.isolation import LeanSetupError, choose_sandbox
 from rl_verifier_lean.judge import Judgement, judge, summarise
 from rl_verifier_lean.locate import LeanMissing, file_launch, repl_launch, replay_argv
 from rl_verifier_lean.pool import ReplPool
+from rl_verifier_lean.project_digest import project_digest
 from rl_verifier_lean.repl import Repl, ReplDied
 from rl_verifier_lean.runner import (
     CandidateTimeout,
@@ -39,6 +40,14 @@ class LeanVerifier(Verifier[LeanConfig]):
         super().__init__(config)
         self._pool: ReplPool | None = None
         self._file_backend: tuple[Sandbox | None, FileTools] | None = None
+
+    def cache_inputs(self) -> dict[str, str] | None:
+        """The Lake project's pins and sources (``project_digest``); ``None`` without a
+        project, when nothing names the toolchain and library Lean checks against."""
+        project = self.config.project_dir()
+        if project is None:
+            return None
+        return {**(super().cache_inputs() or {}), "lean_project": project_digest(project)}
 
     # Lifecycle ------------------------------------------------------------------------
 

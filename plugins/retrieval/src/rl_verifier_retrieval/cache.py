@@ -6,24 +6,22 @@ import contextlib
 import hashlib
 from pathlib import Path
 
-from rl_verifier import UserError, publish_directory
+from rl_verifier import UserError, file_digest, publish_directory
 from rl_verifier_retrieval.index import BM25Index, load_corpus, resolve_backend
 
 
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
+def corpus_digest(path: Path) -> str:
+    """The corpus file's SHA-256 (core's ``file_digest``: read once per version of the
+    file, so the verdict cache's key and this index share one pass)."""
     try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        return file_digest(path)
     except OSError as exc:
         raise UserError(f"cannot read corpus {path}: {exc.strerror or exc}") from None
-    return digest.hexdigest()
 
 
 def cache_key(path: Path, backend: str, k1: float, b: float) -> str:
     settings = f"{resolve_backend(backend)}-k1={k1}-b={b}"
-    return hashlib.sha256(f"{file_digest(path)}|{settings}".encode()).hexdigest()[:20]
+    return hashlib.sha256(f"{corpus_digest(path)}|{settings}".encode()).hexdigest()[:20]
 
 
 def open_corpus_index(

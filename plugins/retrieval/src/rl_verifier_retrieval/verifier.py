@@ -9,7 +9,16 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rl_verifier import Completion, Regex, Task, UserError, Verdict, Verifier, VerifierConfig
+from rl_verifier import (
+    Completion,
+    InputFile,
+    Regex,
+    Task,
+    UserError,
+    Verdict,
+    Verifier,
+    VerifierConfig,
+)
 from rl_verifier_retrieval.answers import exact_match, token_f1
 from rl_verifier_retrieval.cache import open_corpus_index
 from rl_verifier_retrieval.citations import parse_citations, strip_citations
@@ -31,11 +40,12 @@ MAX_COMPLETION_CHARS = 20_000
 class RetrievalConfig(VerifierConfig):
     """Settings of the ``retrieval`` verifier."""
 
-    corpus: str | None = Field(
+    corpus: InputFile | None = Field(
         default=None,
         description="JSONL corpus ({id,title?,text} or Search-R1 {id,contents}) that citations "
-        "may name; indexed once and cached by content hash. Tasks may instead carry their "
-        "own docs (reference.docs or metadata.docs).",
+        "may name; indexed once and cached by content hash (its content, not its path, keys "
+        "the verdict cache). Tasks may instead carry their own docs (reference.docs or "
+        "metadata.docs).",
     )
     cache_dir: str | None = Field(
         default=None, description="Where corpus indexes are cached; default .rlv-bm25/ beside it."
@@ -79,7 +89,8 @@ class RetrievalConfig(VerifierConfig):
     entailment: str | None = Field(
         default=None,
         description="'module:function(doc_text, answer_sentence) -> bool' deciding support "
-        "when no reference.support is given; overrides support_check.",
+        "when no reference.support is given; overrides support_check. Verdicts are then "
+        "not cached (the hook is code the cache cannot key).",
     )
     answer_weight: float = Field(default=0.6, ge=0.0, description="Weight of answer correctness.")
     citation_weight: float = Field(default=0.4, ge=0.0, description="Weight of citation F1.")
@@ -112,6 +123,11 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
         self.weights = Weights(s.answer_weight, s.citation_weight, s.hallucination_penalty)
         self.index: BM25Index | None = None
         self.entails: Entailment | None = None
+
+    def cache_inputs(self) -> dict[str, str] | None:
+        """The corpus's content; ``None`` (never cached) with an entailment hook, whose
+        module and whatever it loads (a model's weights) can change under the same name."""
+        return None if self.config.entailment is not None else super().cache_inputs()
 
     async def open(self) -> None:
         self.prepare()
