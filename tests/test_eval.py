@@ -112,6 +112,66 @@ def test_resume_redraws_exactly_the_missing_samples(base: Path, tmp_path: Path) 
     assert changed.returncode == 2 and "was run with sampling=" in changed.stderr
 
 
+def resumable_copy(base: Path, folder: Path, lines: list[str]) -> list[str]:
+    """A copy of the documented eval with ``lines`` as its samples, and the args resuming it."""
+    folder.mkdir()
+    (folder / "eval.json").write_text((base / "eval.json").read_text())
+    (folder / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    _, args, _ = doc_blocks()
+    args[args.index("--out") + 1] = str(folder)
+    return [*args, "--resume"]
+
+
+def test_resume_samples_again_every_row_a_fresh_score_could_not_be(
+    base: Path, tmp_path: Path
+) -> None:
+    """Hand-edited scores (a reward outside the range, NaN, a reward as text, an unknown
+    status, a reward its status rules out, another config hash) are dropped, the first
+    named by file and line, and drawn and scored again: the same rows and figures as the
+    uninterrupted eval, never a traceback or a mean outside [0, 1]."""
+    before = rows(base / "samples.jsonl")
+    edits: list[dict[str, object]] = [
+        {"reward": 99},
+        {"reward": float("nan")},
+        {"reward": "1"},
+        {"status": "great"},
+        {"status": "error", "reward": 1.0},
+        {"verifier": {**before[6]["score"]["verifier"], "config_hash": "0123456789abcdef"}},
+    ]
+    lines = [json.dumps(row) for row in before]
+    for line, edit in enumerate(edits, start=1):
+        lines[line] = json.dumps({**before[line], "score": {**before[line]["score"], **edit}})
+    folder = tmp_path / "edited"
+    result = rlv(*resumable_copy(base, folder, lines), cwd=base.parent.parent)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "6 of 12 samples done" in result.stderr
+    assert f"{folder}/samples.jsonl:2: reward 99.0 outside its declared range" in result.stderr
+    assert "(the first of 6 rows dropped;" in result.stderr
+
+    def steady(row: dict) -> tuple:
+        score = {k: v for k, v in row["score"].items() if k != "elapsed_s"}
+        return row["task_id"], row["sample_index"], row["seed"], json.dumps(row["completion"]), (
+            json.dumps(score, sort_keys=True)
+        )
+
+    assert sorted(map(steady, rows(folder / "samples.jsonl"))) == sorted(map(steady, before))
+    summary = json.loads((folder / "summary.json").read_text())["overall"]
+    first = json.loads((base / "summary.json").read_text())["overall"]
+    assert summary["mean_reward"] == first["mean_reward"]
+    assert summary["status"] == first["status"] == {"ok": 12, "invalid": 0, "timeout": 0,
+                                                    "error": 0}  # fmt: skip
+
+
+def test_resume_stops_in_one_line_on_a_row_naming_no_sample(base: Path, tmp_path: Path) -> None:
+    lines = [json.dumps(row) for row in rows(base / "samples.jsonl")]
+    lines[3] = json.dumps({**json.loads(lines[3]), "completion": 7})
+    folder = tmp_path / "broken"
+    result = rlv(*resumable_copy(base, folder, lines), cwd=base.parent.parent)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    [line] = [line for line in result.stderr.splitlines() if line.strip()]
+    assert f"{folder}/samples.jsonl:4: not an eval sample row: field 'completion'" in line
+
+
 def test_rescore_and_compare(base: Path, tmp_path: Path) -> None:
     out = tmp_path / "rescored"
     result = rlv("eval", "--rescore", str(base / "samples.jsonl"), "--reward", "format",

@@ -269,3 +269,55 @@ def test_verifier_of_a_plugin_that_failed_to_load_says_why(
         env={"PYTHONPATH": str(site)},
     )
     assert_user_error(result, "plugin 'broken' failed to load", "no_such_module_here")
+
+
+def test_resume_scores_again_every_row_a_fresh_score_could_not_be(tmp_path: Path) -> None:
+    """Hand-edited rows of OUT.partial (a reward outside the range, NaN, a reward as text,
+    an unknown status, a reward the status rules out) are dropped and scored again, the
+    first named by file and line; an intact row is kept."""
+    answers = [str(i % 2) for i in range(7)]
+    tasks = write_jsonl(
+        tmp_path / "tasks.jsonl",
+        [{"id": f"t{i}", "prompt": "p", "reference": {"answer": "1"}} for i in range(7)],
+    )
+    completions = write_jsonl(
+        tmp_path / "completions.jsonl",
+        [{"task_id": f"t{i}", "completion": a} for i, a in enumerate(answers)],
+    )
+    out = tmp_path / "scores.jsonl"
+    args = ["verify", "--verifier", "exact_match", *io_args(tasks, completions, out)]
+    first = rlv(*args)
+    assert first.returncode == 0, first.stderr
+    fresh = {r["task_id"]: r for r in rows(out)}
+    edits: list[dict[str, object]] = [
+        {"reward": 99},
+        {"reward": float("nan")},
+        {"reward": "1"},
+        {"status": "great"},
+        {"status": "error", "reward": 1.0},
+        {"status": "invalid", "reward": 1.0},  # exact_match's invalid penalty is 0
+        {},  # intact: kept
+    ]
+    lines = [json.dumps({**fresh[f"t{i}"], **edit}) for i, edit in enumerate(edits)]
+    (tmp_path / "scores.jsonl.partial").write_text("\n".join(lines) + "\n")
+    out.unlink()
+    resumed = rlv(*args, "--resume")
+    assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
+    assert "1 rows kept" in resumed.stderr and "6 to score, 6 dropped" in resumed.stderr
+    assert f"{out}.partial:1: reward 99.0 outside its declared range" in resumed.stderr
+    again = {r["task_id"]: r for r in rows(out)}
+    assert {t: (r["reward"], r["status"]) for t, r in again.items()} == {
+        t: (r["reward"], r["status"]) for t, r in fresh.items()
+    }
+    assert again["t6"] == fresh["t6"]  # the intact row was not scored again
+    assert "mean reward (judged)   0.4286" in resumed.stdout  # 3 of 7
+
+
+def test_a_partial_row_naming_no_sample_stops_resume_in_one_line(
+    tmp_path: Path, batch: tuple[Path, Path]
+) -> None:
+    tasks, completions = batch
+    out = tmp_path / "scores.jsonl"
+    (tmp_path / "scores.jsonl.partial").write_text('{"task_id": "a"}\n{"reward": 1}\n')
+    resumed = rlv("verify", *io_args(tasks, completions, out), "--resume")
+    assert_user_error(resumed, "scores.jsonl.partial:1: not a row this command wrote")

@@ -272,6 +272,8 @@ def verify(
             f"resuming: {len(finished)} rows kept from {partial_path(out_path)}, "
             f"{len(jobs)} to score" + (f", {resumed.dropped} dropped" if resumed.dropped else "")
         )
+        if resumed.why is not None:
+            say(f"first dropped row: {resumed.why}")
     rewards = [reward for reward, _ in [*jobs, *finished]]
     sink = (
         contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(out_path, resumable=True)

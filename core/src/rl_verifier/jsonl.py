@@ -176,22 +176,11 @@ def read_json_objects(path: Path) -> list[tuple[int, dict[str, Any]]]:
             raise UserError(
                 f"{path}:{number}: malformed JSON: {exc.msg} at column {exc.colno}"
             ) from None
+        except RecursionError:
+            raise UserError(f"{path}:{number}: JSON nested too deeply to read") from None
         if not isinstance(data, dict):
             raise UserError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
         rows.append((number, data))
-    return rows
-
-
-def read_finished(path: Path, model: type[Row]) -> list[Row]:
-    """The rows an interrupted ``rlv verify`` left (none when the file does not exist)."""
-    if not path.exists():
-        return []
-    rows: list[Row] = []
-    for number, data in read_json_objects(path):
-        try:
-            rows.append(model.model_validate(data))
-        except ValidationError:
-            raise UserError(f"{path}:{number}: not a row this command wrote") from None
     return rows
 
 

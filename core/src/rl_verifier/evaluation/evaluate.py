@@ -7,6 +7,7 @@ tasks, the reward of every task, the environment, the ks, the model for its back
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from rl_verifier.train.environments import Environment
 from rl_verifier.train.loop import SessionEnd
 from rl_verifier.train.metrics import progress
 from rl_verifier.train.renderer import Renderer
+from rl_verifier.validity import checked_score
 
 
 @dataclass
@@ -116,10 +118,15 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
     folder = EvalDir(request.out)
     folder.start(request.record(), request.resume)
     begin = time.perf_counter()
-    rows = folder.rows()
-    done = {(row["task_id"], row["sample_index"]): row["completion"] for row in rows}
-    if rows:
+    resumed = folder.resume_rows(functools.partial(row_problem, plan))
+    done = {(row["task_id"], row["sample_index"]): row["completion"] for row in resumed.kept}
+    if resumed.kept or resumed.dropped:
         progress(f"resuming {folder.path}: {len(done)} of {len(plan.tasks) * plan.n} samples done")
+    if resumed.why is not None:
+        progress(
+            f"{resumed.why} (the first of {resumed.dropped} rows dropped; their samples are "
+            "drawn and scored again)"
+        )
     if request.openai_base_url is not None:
         sampler = OpenAISampler(
             openai_client(request.openai_base_url), request.model, env, request.sampling
@@ -128,6 +135,21 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
     else:
         asyncio.run(sample_tinker(request, plan, env, choice, folder, done))
     return finish(folder, request.record(), [t.id for t in plan.tasks], time.perf_counter() - begin)
+
+
+def row_problem(plan: Plan, row: dict[str, Any]) -> str | None:
+    """Why a finished sample's row cannot be kept by a resumed eval: its score is not one
+    this run's reward would give (``validity.checked_score``), or not this sample's. Rows
+    outside the plan (another task, an index past ``-n``) are kept as they are."""
+    task = plan.by_id.get(row["task_id"])
+    if task is None or row["sample_index"] >= plan.n:
+        return None
+    checked = checked_score(row["score"], plan.rewards(task))
+    if isinstance(checked, str):
+        return checked
+    if (checked.task_id, checked.sample_index) != (row["task_id"], row["sample_index"]):
+        return f"the score of {checked.task_id} #{checked.sample_index}, not of this sample"
+    return None
 
 
 async def sample_tinker(

@@ -4,11 +4,16 @@ appended and fsynced), ``summary.json``, ``report.png`` and ``report.html``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from rl_verifier.atomic import write_lines
-from rl_verifier.errors import UserError
+from rl_verifier.contracts import Text
+from rl_verifier.errors import UserError, validation_problems
 from rl_verifier.evaluation.runner import Key
 from rl_verifier.jsonl import read_json_objects
 from rl_verifier.train.rundir import RunDir, write_json
@@ -62,12 +67,25 @@ class EvalDir:
     def rows(self) -> list[dict[str, Any]]:
         """The finished samples, each (task, index) once; a torn last line is dropped from
         the file too, so that appending continues on a whole line."""
+        return self.resume_rows(lambda row: None).kept
+
+    def resume_rows(self, problem: Callable[[dict[str, Any]], str | None]) -> Kept:
+        """The finished samples for which ``problem`` finds nothing wrong, each (task,
+        index) once; the file is rewritten to hold only those (a torn last line dropped
+        too), so the rest are sampled again and appending continues on a whole line."""
         path = self.path / SAMPLES
         if not path.exists():
-            return []
-        rows = read_sample_rows(path)
-        write_lines(path, (json.dumps(row) for row in rows))
-        return rows
+            return Kept([], 0, None)
+        kept, why = [], None
+        numbered = read_numbered_rows(path)
+        for number, row in numbered:
+            found = problem(row)
+            if found is None:
+                kept.append(row)
+            elif why is None:
+                why = f"{path}:{number}: {found}"
+        write_lines(path, (json.dumps(row) for row in kept))
+        return Kept(kept, len(numbered) - len(kept), why)
 
     def append(self, row: dict[str, Any]) -> None:
         self.run.append(SAMPLES, row)
@@ -79,15 +97,46 @@ class EvalDir:
         write_json(self.path / SUMMARY, summary)
 
 
-def read_sample_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of an eval's ``samples.jsonl``, each (task, index) once; a row that is not
-    one an eval writes is named by file and line."""
-    rows: dict[Key, dict[str, Any]] = {}
+@dataclass
+class Kept:
+    """Rows read back and kept; how many were dropped, and why the first one was."""
+
+    kept: list[dict[str, Any]]
+    dropped: int
+    why: str | None
+
+
+class SampleRow(BaseModel):
+    """The columns of a sample row that an eval reads back, as it writes them (others are
+    kept as they are). The score is checked apart, against the run's reward."""
+
+    model_config = ConfigDict(extra="allow")
+
+    task_id: str
+    sample_index: int = Field(ge=0)
+    completion: Text
+    score: dict[str, Any]
+    tokens: int = Field(default=0, ge=0)
+    sampling_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+
+
+def read_numbered_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of an eval's ``samples.jsonl`` with their line numbers, each (task, index)
+    once (the first); a row that is not one an eval writes is named by file and line."""
+    rows: dict[Key, tuple[int, dict[str, Any]]] = {}
     for number, row in read_json_objects(path):
-        task, index, score = row.get("task_id"), row.get("sample_index"), row.get("score")
-        if not (isinstance(task, str) and isinstance(index, int) and isinstance(score, dict)):
-            raise UserError(
-                f"{path}:{number}: not an eval sample row (task_id, sample_index, score)"
-            )
-        rows.setdefault((task, index), row)
+        try:
+            SampleRow.model_validate_json(json.dumps(row), strict=True)
+        except ValidationError as exc:
+            problem = validation_problems(exc)[0]
+            raise UserError(f"{path}:{number}: not an eval sample row: {problem}") from None
+        except RecursionError:
+            raise UserError(f"{path}:{number}: JSON nested too deeply to read") from None
+        rows.setdefault((row["task_id"], row["sample_index"]), (number, row))
     return list(rows.values())
+
+
+def read_sample_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of an eval's ``samples.jsonl`` (``read_numbered_rows``, without the
+    numbers)."""
+    return [row for _, row in read_numbered_rows(path)]

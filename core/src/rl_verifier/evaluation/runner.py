@@ -11,6 +11,7 @@ never as wrong.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,10 @@ class Plan:
     tasks: list[Task]
     rewards: RewardResolver
     n: int
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, Task]:
+        return {task.id: task for task in self.tasks}
 
 
 def missing(plan: Plan, done: Collection[Key]) -> list[tuple[Task, int]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from rl_verifier.atomic import write_lines, write_text
 from rl_verifier.errors import UserError
@@ -71,9 +71,31 @@ class RunDir:
         path = self.path / name
         return [row for _, row in read_json_objects(path)] if path.is_file() else []
 
+    def stepped_rows(self, name: str) -> list[tuple[int, dict[str, Any]]]:
+        """The log's rows with their line numbers, for a resume that decides on their
+        steps: a ``step`` that is not a whole number is a ``UserError`` naming file and line."""
+        path = self.path / name
+        rows = read_json_objects(path) if path.is_file() else []
+        for number, row in rows:
+            if "step" in row and not is_step(row["step"]):
+                raise UserError(f"{path}:{number}: step {row['step']!r} is not a step number")
+        return rows
+
     def last_checkpoint(self) -> dict[str, Any] | None:
-        saved = [row for row in self.rows(CHECKPOINTS) if row.get("kind") == "state"]
-        return max(saved, key=lambda row: row["step"]) if saved else None
+        """The saved state of the latest step; a state row without a string ``path`` or a
+        step number is a ``UserError`` naming file and line."""
+        saved = []
+        for number, row in self.stepped_rows(CHECKPOINTS):
+            if row.get("kind") != "state":
+                continue
+            step, path = row.get("step"), row.get("path")
+            if not (is_step(step) and step >= 0 and isinstance(path, str) and path):
+                raise UserError(
+                    f"{self.checkpoints_file}:{number}: not a saved state this run wrote "
+                    "(step, path)"
+                )
+            saved.append(row)
+        return max(saved, key=lambda row: int(row["step"])) if saved else None
 
     def rewind(self, step: int) -> None:
         """Keep only rows of steps before ``step`` in every log."""
@@ -81,10 +103,17 @@ class RunDir:
             path = self.path / name
             if not path.exists():
                 continue
-            kept = [row for row in self.rows(name) if row.get("step", -1) < step]
+            rows = [row for _, row in self.stepped_rows(name)]
+            kept = [row for row in rows if row.get("step", -1) < step]
             if name == CHECKPOINTS:
-                kept = [row for row in self.rows(name) if row.get("step", -1) <= step]
+                kept = [row for row in rows if row.get("step", -1) <= step]
             write_lines(path, (json.dumps(row) for row in kept))
+
+
+def is_step(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a step number as the run writes it: a whole number (warm-up
+    steps are negative)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
