@@ -1,15 +1,20 @@
 """The verdict cache keys on the corpus's content: a corpus rewritten at the same path is
 judged anew by `rlv verify`, and a corpus restored to its first content gets its first
-verdicts back; with an entailment hook (code the key cannot cover) nothing is cached."""
+verdicts back; with an entailment hook (code the key cannot cover) nothing is cached. A
+damaged corpus index cache is rebuilt, never an error on every sample."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from rl_verifier_retrieval.cache import open_corpus_index
 from rl_verifier_retrieval.verifier import RetrievalVerifier
 
 TASK = {"id": "q1", "prompt": "Capital of France?", "reference": {"answers": ["Paris"]}}
@@ -55,3 +60,27 @@ def test_an_entailment_hook_makes_verdicts_uncacheable(tmp_path: Path) -> None:
     plain = RetrievalVerifier({"corpus": str(corpus)})
     hooked = RetrievalVerifier({"corpus": str(corpus), "entailment": "os.path:exists"})
     assert plain.cacheable and not hooked.cacheable
+
+
+@pytest.mark.parametrize("damage", ["meta", "truncated", "settings"])
+def test_a_damaged_corpus_index_cache_is_rebuilt(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps(PARIS) + "\n" + json.dumps(OTHER) + "\n")
+    open_corpus_index(corpus, backend="bm25s")
+    [saved] = (tmp_path / ".rlv-bm25").iterdir()
+    meta = json.loads((saved / "meta.json").read_text())
+    if damage == "meta":
+        (saved / "meta.json").write_text("{broken")
+    elif damage == "truncated":  # a document lost: citations of it would be hallucinations
+        (saved / "docs.jsonl").write_text(json.dumps(PARIS) + "\n")
+    else:
+        (saved / "meta.json").write_text(json.dumps({**meta, "k1": 9.0}))
+    with caplog.at_level(logging.WARNING):
+        index = open_corpus_index(corpus, backend="bm25s")
+    assert len(index) == 2 and "d2" in index
+    assert [r.message for r in caplog.records if "rebuilt" in r.message], caplog.text
+    caplog.clear()
+    assert len(open_corpus_index(corpus, backend="bm25s")) == 2  # the rebuilt copy is kept
+    assert not caplog.records and json.loads((saved / "meta.json").read_text()) == meta

@@ -110,6 +110,11 @@ class BM25Index:
         directory = Path(directory)
         meta = read_meta(directory)
         docs = load_corpus(directory / "docs.jsonl")
+        if len(docs) != meta.get("size"):
+            raise UserError(
+                f"not a whole saved BM25 index: {directory} holds {len(docs)} documents, "
+                f"its meta.json says {meta.get('size')}"
+            )
         k1, b = float(meta["k1"]), float(meta["b"])
         stopwords = frozenset(meta["stopwords"])
         if meta["backend"] == "rank_bm25":
