@@ -32,8 +32,9 @@ from rl_verifier_server.runtime import (
     ModelHost,
     read_adapter_info,
 )
-from rl_verifier_server.runtime.decoding import SamplingParams, StopCriteria, make_generator
+from rl_verifier_server.runtime.decoding import StopCriteria, choose, make_generator
 from rl_verifier_server.runtime.losses import CLIENT_SIDE, LossTerms, get_loss, losses
+from rl_verifier_server.runtime.types import SamplingParams
 
 # Support: a tiny model and an independent LoRA reference --------------------------------
 
@@ -536,7 +537,7 @@ def test_top_k_restricts_support(host: ModelHost, reference: Reference) -> None:
 def test_top_p_top_k_filtering(params: SamplingParams, support: set[int]) -> None:
     probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
     logits = torch.log(probs).expand(4000, -1)
-    drawn, drawn_lps = params.choose(logits, make_generator(torch.device("cpu"), 0))
+    drawn, drawn_lps = choose(params, logits, make_generator(torch.device("cpu"), 0))
     counts = torch.bincount(drawn, minlength=4).double()
     assert set(torch.nonzero(counts).flatten().tolist()) == support
     # Each token's logprob under the distribution it was drawn from: that distribution

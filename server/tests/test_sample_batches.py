@@ -6,6 +6,7 @@ work queued before it."""
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -18,7 +19,7 @@ from rl_verifier_server.compute import ComputeThread
 from rl_verifier_server.futures import FutureTable
 from rl_verifier_server.runtime import ModelHost
 from rl_verifier_server.runtime.decoding import DecodeRequest
-from rl_verifier_server.runtime.types import Cancelled, SampledSequence
+from rl_verifier_server.runtime.types import Cancelled, SampledSequence, SamplingParams
 from rl_verifier_server.sample_batches import Part, SampleBatches, SampleJob
 from rl_verifier_server.tiny_model import ensure_tiny_model
 
@@ -106,6 +107,33 @@ def test_a_failing_listener_fails_its_request_alone(host: ModelHost) -> None:
     assert isinstance(results[0], RuntimeError)
     assert len(heard) == 2  # not called again once its request failed
     assert [tokens(r) for r in results[1:]] == [tokens(r) for r in expected[1:]]
+
+
+def test_a_request_whose_own_draw_fails_fails_alone(host: ModelHost) -> None:
+    expected = alone(host)
+    batch = requests(host)
+    batch[2].params = SamplingParams(temperature=math.nan)  # past every check: its draw raises
+    results = host.sampling.run(None, batch)
+    assert isinstance(results[2], RuntimeError), results[2]
+    assert [tokens(r) for r in (results[0], results[1], results[3])] == [
+        tokens(r) for r in (expected[0], expected[1], expected[3])
+    ]
+
+
+@pytest.mark.parametrize(
+    "tiny",
+    [{"temperature": 1e-300}, {"temperature": 1e-46}, {"temperature": 5e-6}, {"top_p": 1e-300}],
+)
+def test_tiny_temperatures_and_top_p_sample_greedily_in_a_batch(
+    host: ModelHost, tiny: dict[str, float]
+) -> None:
+    expected = alone(host)
+    prompt = prompts(host)[0]
+    greedy = host.sampling.sample(None, prompt, 2, 10, temperature=0.0, stop=[])
+    batch = [*requests(host), host.sampling.prepare(prompt, 2, 10, stop=[], seed=7, **tiny)]
+    results = host.sampling.run(None, batch)
+    assert tokens(results[-1]) == tokens(greedy)
+    assert [tokens(r) for r in results[:-1]] == [tokens(r) for r in expected]
 
 
 def test_a_cancelled_request_leaves_the_batch_at_the_next_token(host: ModelHost) -> None:

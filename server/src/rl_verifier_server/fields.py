@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from rl_verifier import UserError
+from rl_verifier_server.limits import MAX_STOP_CHARS, MAX_STOP_SEQUENCES
 
 MISSING: Any = object()
 MAX_INT = 2**63 - 1
@@ -29,6 +30,12 @@ def text(data: dict[str, Any], key: str, default: Any = MISSING) -> Any:
     return value
 
 
+def shown(value: object) -> str:
+    """A client's value in an error message, cut short (a JSON number may have 400 digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+
+
 def integer(
     data: dict[str, Any], key: str, default: Any = MISSING, minimum: int = -MAX_INT - 1
 ) -> Any:
@@ -39,22 +46,26 @@ def integer(
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"'{key}' must be an integer, got {value!r:.40}")
+        raise UserError(f"'{key}' must be an integer, got {shown(value)}")
     if not minimum <= value <= MAX_INT:
-        raise UserError(f"'{key}' must be between {minimum} and {MAX_INT}, got {value}")
+        raise UserError(f"'{key}' must be between {minimum} and {MAX_INT}, got {shown(value)}")
     return value
 
 
 def number(data: dict[str, Any], key: str, default: Any = MISSING) -> Any:
-    """A finite number field."""
+    """A finite number field, as a float (an integer too large for one is refused)."""
     value = _get(data, key, default)
     if value is default:
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UserError(f"'{key}' must be a number, got {value!r:.40}")
-    if not math.isfinite(value):
-        raise UserError(f"'{key}' must be finite, got {value}")
-    return float(value)
+        raise UserError(f"'{key}' must be a number, got {shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of more than 308 digits
+        raise UserError(f"'{key}' is too large a number, got {shown(value)}") from None
+    if not math.isfinite(number):
+        raise UserError(f"'{key}' must be a finite number, got {shown(value)}")
+    return number
 
 
 def flag(data: dict[str, Any], key: str, default: bool = False) -> bool:
@@ -93,15 +104,25 @@ def prompt_tokens(prompt: dict[str, Any]) -> list[int]:
     return tokens
 
 
-def stop_condition(stop: object) -> str | list[str] | list[int] | None:
-    """``SamplingParams.stop``: None, a string, or a list of strings or of token ids."""
-    if stop is None or isinstance(stop, str):
-        return stop
-    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        return [str(s) for s in stop]
-    if isinstance(stop, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in stop):
-        return [int(s) for s in stop]
-    raise UserError("'stop' must be a string, a list of strings or a list of token ids")
+def stop_condition(
+    stop: object, max_count: int = MAX_STOP_SEQUENCES
+) -> str | list[str] | list[int] | None:
+    """``SamplingParams.stop``: None, a string, or a list of at most ``max_count`` strings
+    (each 1 to ``MAX_STOP_CHARS`` characters) or of token ids (each >= 0)."""
+    if stop is None:
+        return None
+    items = [stop] if isinstance(stop, str) else stop
+    if not isinstance(items, list):
+        raise UserError("'stop' must be a string, a list of strings or a list of token ids")
+    if len(items) > max_count:
+        raise UserError(f"'stop' may hold at most {max_count} entries, got {len(items)}")
+    if all(isinstance(s, str) for s in items):
+        if not all(1 <= len(s) <= MAX_STOP_CHARS for s in items):
+            raise UserError(f"each 'stop' string must have 1 to {MAX_STOP_CHARS} characters")
+        return stop if isinstance(stop, str) else [str(s) for s in items]
+    if all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_INT for s in items):
+        return [int(s) for s in items]
+    raise UserError("'stop' must be a string, a list of strings or a list of token ids (each >= 0)")
 
 
 MAX_METADATA_BYTES = 64 * 1024

@@ -39,7 +39,7 @@ CLIENT_CONFIG = {
 
 
 async def read(service: Service, request: Request) -> dict[str, Any]:
-    return await body_json(request, service.limits.max_body_bytes)
+    return await body_json(request, service.limits.max_json_bytes)
 
 
 # Service and sessions ----------------------------------------------------------------------

@@ -138,6 +138,11 @@ class ModelHosts:
         if not (isinstance(name, str) and name in self._names):
             self.allowed.check(name)
 
+    def find(self, name: str) -> ModelHost | None:
+        """The host of ``name`` if it is loaded (any thread); None: ``get`` would load it."""
+        directory = self._names.get(name)
+        return None if directory is None else self._hosts.get(directory)
+
     def get(self, name: object) -> ModelHost:
         """Load on first use (call from the compute thread)."""
         directory = self._names.get(name) if isinstance(name, str) else None

@@ -1,13 +1,15 @@
 """OpenAI-compatible generation on a base model or a saved checkpoint: render the prompts,
 sample ``n`` choices each, and shape the answer (whole, or as stream chunks).
 
-``generation`` makes the sample job (batched with other requests on the compute thread);
+``encoded_prompts`` renders and tokenises the prompts (on a worker thread), ``generation``
+makes the sample job (batched with other requests on the compute thread);
 ``on_piece`` (streaming) hears each piece of text that became safe to send, with its
 tokens.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable
@@ -15,13 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
-from rl_verifier_server.openai_request import GenerateCall
+from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.openai_request import GenerateCall, prompt_too_long
 from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
 from rl_verifier_server.sample_batches import Part, SampleJob
-from rl_verifier_server.sampling_calls import Source, sampler_for
+from rl_verifier_server.sampling_calls import Source, base_host, sampler_for
 from rl_verifier_server.service import Service
 
 if TYPE_CHECKING:
+    from rl_verifier_server.runtime import ModelHost
     from rl_verifier_server.runtime.decoding import OnToken
     from rl_verifier_server.runtime.types import SampledSequence
 
@@ -40,11 +44,40 @@ class Generated:
     tokenizer: Any
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt's tokens and how many tokens may follow them."""
+
+    tokens: list[int]
+    max_tokens: int
+
+
+async def encoded_prompts(service: Service, call: GenerateCall, source: Source) -> list[Prompt]:
+    """``call``'s prompts rendered, tokenised and checked against the model's vocabulary and
+    context on a worker thread, never on the compute thread (a model not loaded yet is
+    loaded there first)."""
+    host = await base_host(service, source)
+    return await asyncio.to_thread(encode, host, call, service.limits)
+
+
+def encode(host: ModelHost, call: GenerateCall, limits: ServerLimits) -> list[Prompt]:
+    prompts = []
+    for tokens in prompt_tokens(host.base.tokenizer, call, limits):
+        room = host.base.max_context - len(tokens)
+        wanted = call.max_tokens if call.max_tokens is not None else min(room, limits.max_tokens)
+        prompts.append(Prompt(tokens, host.sampling.check_prompt(tokens, max(wanted, 1))))
+    return prompts
+
+
 def generation(
-    service: Service, call: GenerateCall, source: Source, on_piece: OnPiece | None = None
+    service: Service,
+    call: GenerateCall,
+    source: Source,
+    prompts: list[Prompt],
+    on_piece: OnPiece | None = None,
 ) -> SampleJob:
-    """Every choice of ``call`` as one sample job (``sample_batches``): its value is a
-    ``Generated``. Its prompts are checked and rendered on the compute thread."""
+    """Every choice of ``call`` (its ``prompts`` already encoded) as one sample job
+    (``sample_batches``): its value is a ``Generated``."""
     state: dict[str, Any] = {}
 
     def prepare() -> list[Part]:
@@ -52,28 +85,16 @@ def generation(
         base = sampler.host.base
         tokenizer = base.tokenizer
         eos = frozenset(base.eos_token_ids)
-        prompts = prompt_tokens(tokenizer, call)
         groups: list[list[ChoiceText]] = []
         parts: list[Part] = []
         for p, prompt in enumerate(prompts):
             group = [ChoiceText(tokenizer, call.stop, eos) for _ in range(call.n)]
-            room = base.max_context - len(prompt)
-            limit = (
-                call.max_tokens
-                if call.max_tokens is not None
-                else min(room, service.limits.max_tokens)
-            )
-            if limit > room:
-                raise UserError(
-                    f"the prompt ({len(prompt)} tokens) plus 'max_tokens' ({limit}) exceeds "
-                    f"this model's context length of {base.max_context}"
-                )
             request = sampler.host.sampling.prepare(
-                prompt,
+                prompt.tokens,
                 num_samples=call.n,
-                max_tokens=limit,
-                temperature=call.temperature,
-                top_p=call.top_p,
+                max_tokens=prompt.max_tokens,
+                temperature=call.params.temperature,
+                top_p=call.params.top_p,
                 stop=call.stop,
                 seed=None if call.seed is None else call.seed + p,
                 stop_at_eos=True,
@@ -82,7 +103,7 @@ def generation(
             )
             groups.append(group)
             parts.append(Part(sampler.host.sampling, sampler.adapter, request))
-        state.update(tokenizer=tokenizer, prompts=prompts, groups=groups)
+        state.update(tokenizer=tokenizer, groups=groups)
         return parts
 
     def finish(results: list[list[SampledSequence]]) -> Generated:
@@ -99,7 +120,7 @@ def generation(
                     piece, tokens = choice.release(final=True)
                     on_piece(tokenizer, p * call.n + sample, piece, tokens, reason)
             choices += group
-        prompt_count = sum(len(prompt) for prompt in state["prompts"])
+        prompt_count = sum(len(prompt.tokens) for prompt in prompts)
         return Generated(choices, reasons, prompt_count, completion_count, tokenizer)
 
     return SampleJob(prepare, finish, rows=call.n * call.prompt_count)
@@ -121,7 +142,7 @@ def _listener(
     return heard
 
 
-def prompt_tokens(tokenizer: Any, call: GenerateCall) -> list[list[int]]:
+def prompt_tokens(tokenizer: Any, call: GenerateCall, limits: ServerLimits) -> list[list[int]]:
     if call.messages is not None:
         if not getattr(tokenizer, "chat_template", None):
             raise UserError(
@@ -130,6 +151,8 @@ def prompt_tokens(tokenizer: Any, call: GenerateCall) -> list[list[int]]:
         text = tokenizer.apply_chat_template(
             call.messages, add_generation_prompt=True, tokenize=False
         )
+        if len(text) > limits.max_prompt_chars:  # the template's own text counts too
+            raise prompt_too_long(len(text), limits)
         return [list(tokenizer.encode(text, add_special_tokens=False))]
     if call.texts is not None:
         encoded = [list(tokenizer.encode(text)) for text in call.texts]

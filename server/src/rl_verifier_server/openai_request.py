@@ -1,5 +1,6 @@
-"""The body of an OpenAI ``/v1/chat/completions`` or ``/v1/completions`` request, checked
-against the server's limits: a wrong field is a user error naming it."""
+"""The body of an OpenAI ``/v1/chat/completions`` or ``/v1/completions`` request, every
+field checked into its range (against the server's limits) before it is tokenised or joins
+a batch: a wrong field is a user error naming it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.runtime.types import SamplingParams
 
 MAX_STOP_STRINGS = 4  # as OpenAI
+MAX_TEMPERATURE = 2.0  # as OpenAI
 MAX_TOP_LOGPROBS = {"chat": 20, "completion": 5}  # as OpenAI
 COMPLETION_DEFAULT_MAX_TOKENS = 16  # OpenAI's default for /v1/completions
 # Accepted and ignored: they change nothing here (no penalties, bias or tools are offered).
@@ -39,8 +42,7 @@ class GenerateCall:
     messages: list[dict[str, Any]] | None  # chat
     n: int
     max_tokens: int | None  # None: up to the context (chat only), within --max-tokens
-    temperature: float
-    top_p: float
+    params: SamplingParams  # temperature (a tiny one is greedy), top_p
     stop: list[str]
     seed: int | None
     logprobs: bool
@@ -58,7 +60,7 @@ class GenerateCall:
     def parse(cls, kind: str, body: dict[str, Any], limits: ServerLimits) -> GenerateCall:
         model = fields.text(body, "model")
         for key, default in IGNORED_WHEN_DEFAULT.items():
-            if body.get(key) not in (None, default):
+            if not _neutral(body.get(key), default):
                 raise UserError(f"'{key}' is not supported by rlv serve")
         known = {
             "model", "messages", "prompt", "n", "max_tokens", "max_completion_tokens",
@@ -84,6 +86,12 @@ class GenerateCall:
             logprobs = top is not None
             top = top or 0
             max_tokens = fields.integer(body, "max_tokens", COMPLETION_DEFAULT_MAX_TOKENS)
+        if max_tokens is not None and not 1 <= max_tokens <= limits.max_tokens:
+            key = "max_tokens" if body.get("max_tokens") is not None else "max_completion_tokens"
+            raise UserError(
+                f"'{key}' must be between 1 and {limits.max_tokens}, this server's "
+                f"limit (rlv serve --max-tokens), got {max_tokens}"
+            )
         if not 0 <= top <= MAX_TOP_LOGPROBS[kind]:
             name = "top_logprobs" if kind == "chat" else "logprobs"
             raise UserError(f"'{name}' must be between 0 and {MAX_TOP_LOGPROBS[kind]}, got {top}")
@@ -96,8 +104,11 @@ class GenerateCall:
             messages=messages,
             n=n,
             max_tokens=max_tokens,
-            temperature=fields.number(body, "temperature", 1.0),
-            top_p=fields.number(body, "top_p", 1.0),
+            params=SamplingParams.checked(
+                fields.number(body, "temperature", 1.0),
+                fields.number(body, "top_p", 1.0),
+                max_temperature=MAX_TEMPERATURE,
+            ),
             stop=stop_strings(body.get("stop")),
             seed=fields.integer(body, "seed", None),
             logprobs=logprobs,
@@ -115,15 +126,15 @@ class GenerateCall:
                 f"between 1 and {limits.max_num_samples}, this server's limit "
                 "(rlv serve --max-num-samples)"
             )
-        if self.max_tokens is not None and not 1 <= self.max_tokens <= limits.max_tokens:
-            raise UserError(
-                f"'max_tokens' must be between 1 and {limits.max_tokens}, this server's "
-                f"limit (rlv serve --max-tokens), got {self.max_tokens}"
-            )
-        if not 0 <= self.temperature <= 2:
-            raise UserError(f"'temperature' must be between 0 and 2, got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise UserError(f"'top_p' must be greater than 0 and at most 1, got {self.top_p}")
+        if self.prompt_chars > limits.max_prompt_chars:
+            raise prompt_too_long(self.prompt_chars, limits)
+
+    @property
+    def prompt_chars(self) -> int:
+        """Characters of prompt text (chat: every role and content), before any template."""
+        if self.messages is not None:
+            return sum(len(m["role"]) + len(m["content"]) for m in self.messages)
+        return sum(len(text) for text in self.texts or [])
 
 
 def chat_messages(value: object) -> list[dict[str, Any]]:
@@ -171,20 +182,32 @@ def completion_prompts(value: object) -> tuple[list[str] | None, list[list[int]]
     )
 
 
+def prompt_too_long(chars: int, limits: ServerLimits) -> UserError:
+    return UserError(
+        f"the prompt has {chars} characters, more than this server's limit of "
+        f"{limits.max_prompt_chars} (rlv serve --max-prompt-chars)"
+    )
+
+
 def stop_strings(value: object) -> list[str]:
-    """``stop``: null, a string or a list of at most 4 non-empty strings."""
-    if value is None:
+    """``stop``: null, a string or a list of at most 4 strings (``fields.stop_condition``)."""
+    stop = fields.stop_condition(value, MAX_STOP_STRINGS)
+    if stop is None:
         return []
-    items = [value] if isinstance(value, str) else value
-    if (
-        not isinstance(items, list)
-        or len(items) > MAX_STOP_STRINGS
-        or not all(isinstance(s, str) and s for s in items)
-    ):
-        raise UserError(
-            f"'stop' must be a non-empty string or a list of at most {MAX_STOP_STRINGS} of them"
-        )
-    return [str(s) for s in items]
+    if isinstance(stop, str):
+        return [stop]
+    if not all(isinstance(s, str) for s in stop):
+        raise UserError("'stop' must be a string or a list of strings")
+    return [str(s) for s in stop]
+
+
+def _neutral(value: object, default: object) -> bool:
+    """``value`` is absent, or the field's neutral value (of its type: ``true`` is no 1)."""
+    if value is None or default is None:
+        return value is None
+    if isinstance(default, bool) or isinstance(value, bool):
+        return value is default
+    return isinstance(value, int | float) and value == default
 
 
 def _is_id(value: object) -> bool:

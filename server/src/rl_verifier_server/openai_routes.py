@@ -16,7 +16,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from rl_verifier import UserError
 from rl_verifier_server.errors import StatusError
 from rl_verifier_server.http_io import body_json
-from rl_verifier_server.openai_calls import Generated, Shaper, generation
+from rl_verifier_server.openai_calls import (
+    Generated,
+    Prompt,
+    Shaper,
+    encoded_prompts,
+    generation,
+)
 from rl_verifier_server.openai_request import GenerateCall
 from rl_verifier_server.openai_text import TokenInfo
 from rl_verifier_server.sampling_calls import Source, model_source
@@ -60,19 +66,22 @@ async def models(service: Service, request: Request) -> Response:
 
 
 async def complete(service: Service, request: Request, kind: str) -> Response:
-    body = await body_json(request, service.limits.max_body_bytes)
+    body = await body_json(request, service.limits.max_json_bytes)
     call = GenerateCall.parse(kind, body, service.limits)
     try:
         source = model_source(service, call.model)
     except UserError as exc:
         return openai_error(f"'model': {exc}", getattr(exc, "status", 400), "model")
+    prompts = await encoded_prompts(service, call, source)
     if call.stream:
-        return await stream(service, call, source)
-    done = await service.batches.submit(generation(service, call, source))
+        return await stream(service, call, source, prompts)
+    done = await service.batches.submit(generation(service, call, source, prompts))
     return JSONResponse(Shaper(call).answer(done))
 
 
-async def stream(service: Service, call: GenerateCall, source: Source) -> Response:
+async def stream(
+    service: Service, call: GenerateCall, source: Source, prompts: list[Prompt]
+) -> Response:
     """Server-sent events as the tokens come; an error before the first token is still a
     plain 4xx answer. A client that goes away cancels the generation."""
     loop = asyncio.get_running_loop()
@@ -89,7 +98,7 @@ async def stream(service: Service, call: GenerateCall, source: Source) -> Respon
         loop.call_soon_threadsafe(events.put_nowait, data(chunk))
 
     work: asyncio.Future[Generated] = service.batches.submit(
-        generation(service, call, source, on_piece)
+        generation(service, call, source, prompts, on_piece)
     )
     work.add_done_callback(lambda _: events.put_nowait(None))
     try:

@@ -24,6 +24,12 @@ LIMIT_OPTIONS: dict[str, tuple[str, click.ParamType[Any], str]] = {
         click.IntRange(1),
         "Largest num_samples of a sampling request.",
     ),
+    "max_prompt_chars": (
+        "--max-prompt-chars",
+        click.IntRange(1),
+        "Most characters of a sampling request's prompt text, checked before tokenising; "
+        "a JSON body may hold 16 bytes per such character plus 1 MiB.",
+    ),
     "max_training_clients": (
         "--max-training-clients",
         click.IntRange(1),

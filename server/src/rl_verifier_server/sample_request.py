@@ -1,4 +1,5 @@
-"""The sampling part of an ``asample`` request, checked against the server's limits."""
+"""The sampling part of an ``asample`` request, every parameter checked into its range
+(against the server's limits) before the request joins a batch."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from rl_verifier import UserError
 from rl_verifier_server import fields
 from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.runtime.types import SamplingParams
 
 UNSUPPORTED = ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k")
 
@@ -17,9 +19,7 @@ class SampleCall:
     tokens: list[int]
     num_samples: int
     max_tokens: int
-    temperature: float
-    top_p: float
-    top_k: int
+    params: SamplingParams  # temperature (a tiny one is greedy), top_p, top_k
     seed: int | None
     stop: str | list[str] | list[int] | None
     prompt_logprobs: bool
@@ -49,9 +49,11 @@ class SampleCall:
             tokens=fields.prompt_tokens(fields.mapping(request, "prompt")),
             num_samples=count,
             max_tokens=max_tokens,
-            temperature=fields.number(params, "temperature", 1.0),
-            top_p=fields.number(params, "top_p", 1.0),
-            top_k=fields.integer(params, "top_k", -1),
+            params=SamplingParams.checked(
+                fields.number(params, "temperature", 1.0),
+                fields.number(params, "top_p", 1.0),
+                fields.integer(params, "top_k", -1),
+            ),
             seed=fields.integer(params, "seed", None),
             stop=fields.stop_condition(params.get("stop")),
             prompt_logprobs=fields.flag(request, "prompt_logprobs", False),

@@ -23,6 +23,7 @@ from rl_verifier_server.training_clients import slot
 from rl_verifier_server.wire import encode_samples
 
 if TYPE_CHECKING:
+    from rl_verifier_server.runtime import ModelHost
     from rl_verifier_server.runtime.types import SampledSequence
 
 Source = tuple[CheckpointRef | None, str | None]  # a checkpoint, or a base model name
@@ -48,14 +49,18 @@ def sampler_info(service: Service, sampler_id: str) -> dict[str, Any]:
 
 def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
     """The future id, and the ids of the sequences it will hold. The sample is batched
-    with others queued beside it (``sample_batches``)."""
+    with others queued beside it (``sample_batches``), once its parameters and prompt are
+    checked."""
     call = SampleCall.parse(request, service.limits)
     sampler_id = fields.text(request, "sampling_session_id", None)
     if sampler_id is not None:
-        service.samplers.get(sampler_id)
+        host: ModelHost | None = service.samplers.get(sampler_id).host
         source: Source = (None, None)
     else:
         source = _source(service, request)
+        host = service.hosts.find(base_name(service, source))
+    if host is not None:  # else checked on the compute thread, once the model is loaded
+        host.sampling.check_prompt(call.tokens, call.max_tokens)
 
     batch = uuid.uuid4().hex
     sequence_ids = [f"{batch}:{i}" for i in range(call.num_samples)]
@@ -66,9 +71,9 @@ def asample(service: Service, request: dict[str, Any]) -> tuple[str, list[str]]:
             call.tokens,
             num_samples=call.num_samples,
             max_tokens=call.max_tokens,
-            temperature=call.temperature,
-            top_p=call.top_p,
-            top_k=call.top_k,
+            temperature=call.params.temperature,
+            top_p=call.params.top_p,
+            top_k=call.params.top_k,
             stop=call.stop,
             seed=call.seed,
         )
@@ -116,15 +121,33 @@ def _source(service: Service, request: dict[str, Any]) -> Source:
 
 def _open(service: Service, sampler_id: str, session_id: str, source: Source) -> None:
     """Hold a sampler for ``source`` (compute thread: it may load a model or weights)."""
-    ref, base_model = source
+    ref, _ = source
+    host = service.hosts.get(base_name(service, source))
     if ref is not None:
-        meta = service.store.read_meta(ref)
-        host = service.hosts.get(base_model or meta["base_model"])
         host.snapshots.load(slot("p", sampler_id), service.store.directory(ref))
         sampler = ClientSampler(sampler_id, session_id, host, slot("p", sampler_id), ref.uri)
     else:
-        sampler = ClientSampler(sampler_id, session_id, service.hosts.get(base_model), None, None)
+        sampler = ClientSampler(sampler_id, session_id, host, None, None)
     service.samplers.add(sampler)
+
+
+def base_name(service: Service, source: Source) -> str:
+    """The base model a sampler for ``source`` runs on: named, or the checkpoint's."""
+    ref, base_model = source
+    if base_model:
+        return base_model
+    assert ref is not None
+    return str(service.store.read_meta(ref)["base_model"])
+
+
+async def base_host(service: Service, source: Source) -> ModelHost:
+    """The model host a sampler for ``source`` runs on, loaded on the compute thread if it
+    is not loaded yet."""
+    name = base_name(service, source)
+    host = service.hosts.find(name)
+    if host is None:
+        host = await service.compute.run(lambda: service.hosts.get(name))
+    return host
 
 
 def model_source(service: Service, model: str) -> Source:

@@ -117,6 +117,7 @@ def optim_step(service: Service, request: dict[str, Any]) -> str:
         learning_rate = fields.number(adam, "learning_rate")
         given = {key: fields.number(adam, key, None) for key in OPTIONAL_ADAM}
         params = AdamParams(learning_rate, **{k: v for k, v in given.items() if v is not None})
+        params.check()  # before it is queued behind the client's other work
 
     def work() -> Outcome:
         client.check_live()

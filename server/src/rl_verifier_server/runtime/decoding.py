@@ -10,6 +10,8 @@
   returns for that token. Each sequence also carries the token's logprob under the
   distribution it was actually drawn from (temperature, top-k and top-p applied; 0 for
   greedy), which ``record_stability_info`` keeps for ``stable_reinforce``.
+* A temperature below ``types.GREEDY_BELOW`` is greedy (``SamplingParams.checked``).
+* One request's draw failing (its own parameters, a listener) ends that request alone.
 * Stop conditions: a stop token id is kept as the last output token; a stop string ends the
   sequence at the token that completes it, and that token is kept. ``stop=None`` means the
   model's EOS ids, ``stop=[]`` means only ``max_tokens``.
@@ -20,7 +22,6 @@
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,47 +32,38 @@ from torch import Tensor
 
 from rl_verifier import UserError
 from rl_verifier_server.runtime.logprobs import token_logprobs
-from rl_verifier_server.runtime.types import Cancelled, SampledSequence
+from rl_verifier_server.runtime.types import Cancelled, SampledSequence, SamplingParams
 
 # on_token(sample, token, logprob, top): a token was drawn for sample ``sample``
 OnToken = Callable[[int, int, float, list[tuple[int, float]]], None]
 
 
-@dataclass(frozen=True)
-class SamplingParams:
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1
-
-    def validate(self) -> None:
-        if not (math.isfinite(self.temperature) and self.temperature >= 0):
-            raise UserError(f"temperature must be >= 0, got {self.temperature}")
-        if not (0 < self.top_p <= 1):
-            raise UserError(f"top_p must be in (0, 1], got {self.top_p}")
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int):
-            raise UserError(f"top_k must be an integer (-1 = off), got {self.top_k!r}")
-
-    def choose(self, logits: Tensor, generator: torch.Generator) -> tuple[Tensor, Tensor]:
-        """Next token per row of ``logits`` [B, V], and its logprob under the distribution
-        it was drawn from."""
-        if self.temperature == 0:
-            chosen = logits.argmax(dim=-1)
-            return chosen, torch.zeros(chosen.shape, dtype=torch.float32, device=chosen.device)
-        scaled = logits.float() / self.temperature
-        vocab = scaled.shape[-1]
-        if 0 < self.top_k < vocab:
-            kth = torch.topk(scaled, self.top_k, dim=-1).values[:, -1:]
-            scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-        if self.top_p < 1:
-            ordered, order = scaled.sort(dim=-1, descending=True)
-            probs = ordered.softmax(dim=-1)
-            before = probs.cumsum(dim=-1) - probs  # mass of strictly more likely tokens
-            ordered = ordered.masked_fill(before >= self.top_p, float("-inf"))
-            scaled = torch.full_like(scaled, float("-inf")).scatter(-1, order, ordered)
-        probs = scaled.softmax(dim=-1)
-        chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-        drawn = scaled.log_softmax(dim=-1).gather(-1, chosen[:, None])[:, 0]
-        return chosen, drawn
+def choose(
+    params: SamplingParams, logits: Tensor, generator: torch.Generator
+) -> tuple[Tensor, Tensor]:
+    """Next token per row of ``logits`` [B, V], and its logprob under the distribution it
+    was drawn from. Top-p always keeps the most likely token (a ``top_p`` too small for
+    float32 keeps only it)."""
+    if params.temperature == 0:
+        chosen = logits.argmax(dim=-1)
+        return chosen, torch.zeros(chosen.shape, dtype=torch.float32, device=chosen.device)
+    scaled = logits.float() / params.temperature
+    vocab = scaled.shape[-1]
+    if 0 < params.top_k < vocab:
+        kth = torch.topk(scaled, params.top_k, dim=-1).values[:, -1:]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    if params.top_p < 1:
+        ordered, order = scaled.sort(dim=-1, descending=True)
+        probs = ordered.softmax(dim=-1)
+        before = probs.cumsum(dim=-1) - probs  # mass of strictly more likely tokens
+        beyond = before >= params.top_p
+        beyond[:, 0] = False
+        ordered = ordered.masked_fill(beyond, float("-inf"))
+        scaled = torch.full_like(scaled, float("-inf")).scatter(-1, order, ordered)
+    probs = scaled.softmax(dim=-1)
+    chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    drawn = scaled.log_softmax(dim=-1).gather(-1, chosen[:, None])[:, 0]
+    return chosen, drawn
 
 
 class StopCriteria:
@@ -195,11 +187,16 @@ def generate(
         drawn_parts: list[Tensor] = []
         tops: dict[int, list[list[tuple[int, float]]]] = {}
         for r, (start, end) in spans.items():
-            req = requests[r]
-            chosen_r, drawn_r = req.params.choose(logits[start:end], req.generator)
+            req, rows = requests[r], logits[start:end]
+            try:
+                chosen_r, drawn_r = choose(req.params, rows, req.generator)
+                best = _top(rows, req.top_logprobs)
+            except Exception as exc:  # noqa: BLE001 - its own draw failed: it alone fails
+                _fail(req, progress[r], exc)
+                chosen_r = torch.zeros(end - start, dtype=torch.long, device=rows.device)
+                drawn_r, best = torch.zeros(end - start, device=rows.device), None
             chosen_parts.append(chosen_r)
             drawn_parts.append(drawn_r)
-            best = _top(logits[start:end], req.top_logprobs)
             if best is not None:
                 tops[r] = best
         chosen = torch.cat(chosen_parts) if len(chosen_parts) > 1 else chosen_parts[0]

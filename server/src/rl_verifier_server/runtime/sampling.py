@@ -14,7 +14,6 @@ from rl_verifier_server.runtime.decoding import (
     Decoded,
     DecodeRequest,
     OnToken,
-    SamplingParams,
     StopCriteria,
     generate,
     make_generator,
@@ -22,7 +21,7 @@ from rl_verifier_server.runtime.decoding import (
 from rl_verifier_server.runtime.loaded_model import LoadedModel
 from rl_verifier_server.runtime.logprobs import token_logprobs
 from rl_verifier_server.runtime.snapshots import SnapshotCache
-from rl_verifier_server.runtime.types import SampledSequence
+from rl_verifier_server.runtime.types import SampledSequence, SamplingParams
 
 
 class Sampling:
@@ -78,21 +77,11 @@ class Sampling:
         max_tokens None: up to the context length. ``stop_at_eos``: the model's EOS ids end
         a sequence as well as ``stop`` (as OpenAI's ``stop`` works)."""
         base = self.base
-        tokens = check_tokens(prompt, base.vocab_size, "prompt")
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
             raise UserError(f"num_samples must be a positive integer, got {num_samples!r}")
-        room = base.max_context - len(tokens)
-        if max_tokens is None:
-            max_tokens = room
-        if max_tokens < 1:
-            raise UserError(f"max_tokens must be at least 1, got {max_tokens}")
-        if max_tokens > room:
-            raise UserError(
-                f"prompt ({len(tokens)} tokens) + max_tokens ({max_tokens}) exceeds this "
-                f"model's context length of {base.max_context}"
-            )
-        params = SamplingParams(float(temperature), float(top_p), top_k)
-        params.validate()
+        max_tokens = self.check_prompt(prompt, max_tokens)
+        tokens = check_tokens(prompt, base.vocab_size, "prompt")
+        params = SamplingParams.checked(temperature, top_p, top_k)
         criteria = StopCriteria.parse(stop, set(base.eos_token_ids), base.tokenizer)
         if stop_at_eos:
             criteria.token_ids |= set(base.eos_token_ids)
@@ -101,6 +90,29 @@ class Sampling:
             tokens.to(base.device), num_samples, max_tokens, params, criteria, generator,
             top_logprobs, on_token,
         )  # fmt: skip
+
+    def check_prompt(self, prompt: Sequence[int], max_tokens: int | None) -> int:
+        """``max_tokens`` (None: the rest of the context) after checking that it and the
+        prompt fit the context and that the prompt's ids are in the vocabulary: plain
+        Python on facts fixed at load, so any thread may ask before a request is queued."""
+        base = self.base
+        room = base.max_context - len(prompt)  # first: a prompt may be huge
+        if max_tokens is None:
+            max_tokens = room
+        if max_tokens < 1:
+            raise UserError(f"max_tokens must be at least 1, got {max_tokens}")
+        if max_tokens > room:
+            raise UserError(
+                f"prompt ({len(prompt)} tokens) + max_tokens ({max_tokens}) exceeds this "
+                f"model's context length of {base.max_context}"
+            )
+        if prompt and not 0 <= min(prompt) <= max(prompt) < base.vocab_size:
+            bad = min(prompt) if min(prompt) < 0 else max(prompt)
+            raise UserError(
+                f"prompt contains token id {bad}, outside this model's vocabulary "
+                f"[0, {base.vocab_size})"
+            )
+        return max_tokens
 
     def run(self, sampler_id: str | None, requests: Sequence[DecodeRequest]) -> list[Decoded]:
         """Decode ``requests`` in one batch on sampler ``sampler_id`` (None: the base model):

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from rl_verifier import UserError
+from rl_verifier_server.fields import shown
 
 
 class Cancelled(Exception):
@@ -80,13 +81,56 @@ class AdamParams:
                 raise UserError(f"invalid AdamParams.{name}: {value}")
 
 
+GREEDY_BELOW = 1e-5  # a temperature below this samples greedily (as vLLM does)
+MAX_TEMPERATURE = 100.0  # the highest temperature a Tinker sample request may ask for
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How the next token is chosen: temperature (0: greedy), top-p, top-k (-1 or 0: no
+    limit). Build it with ``checked`` from a client's values."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+
+    @classmethod
+    def checked(
+        cls,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = -1,
+        *,
+        max_temperature: float = MAX_TEMPERATURE,
+    ) -> SamplingParams:
+        """The values in their safe ranges, or a UserError naming the one outside. Below
+        ``GREEDY_BELOW`` a temperature is 0: the most likely token has all the mass, and
+        dividing logits by such a number overflows."""
+        if not (_is_number(temperature) and 0 <= temperature <= max_temperature):
+            raise UserError(
+                f"'temperature' must be between 0 and {max_temperature:g}, got {shown(temperature)}"
+            )
+        if not (_is_number(top_p) and 0 < top_p <= 1):
+            raise UserError(f"'top_p' must be greater than 0 and at most 1, got {shown(top_p)}")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < -1:
+            raise UserError(
+                f"'top_k' must be -1 (no limit) or a positive integer, got {shown(top_k)}"
+            )
+        greedy = temperature < GREEDY_BELOW
+        return cls(0.0 if greedy else float(temperature), float(top_p), top_k)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 @dataclass
 class DatumIn:
     """One training example: the model input and its ``loss_fn_inputs``; ``derived`` holds
     inputs the server itself filled in (from provenance: see ``stability``), never the
     client's."""
 
-    tokens: list[int]
+    tokens: list[int] | np.ndarray
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
     derived: dict[str, np.ndarray] = field(default_factory=dict)
 
