@@ -64,6 +64,20 @@ def backend_verifier(request: pytest.FixtureRequest, **config: Any) -> Iterator[
     verifier.shutdown()
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def fast(request: pytest.FixtureRequest) -> Iterator[PytestVerifier]:
+    """The attack suites' verifier: each backend, short runs."""
+    yield from backend_verifier(request, run_timeout_s=2.0)
+
+
+@pytest.fixture(scope="module")
+def fast_single(fast: PytestVerifier) -> Iterator[PytestVerifier]:
+    """``fast``'s settings and backend, in the opt-in single-process mode."""
+    verifier = KeptOpen({**fast.config.model_dump(), "pytest_mode": "single-process"})
+    yield verifier
+    verifier.shutdown()
+
+
 @pytest.fixture(scope="session")
 def tasks() -> dict[str, Task]:
     return {task.id: task for task in example_tasks()}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from rl_verifier import Status, Task
 from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 
-from .conftest import BACKENDS, KeptOpen, backend_verifier, score
+from .conftest import score
 
 H, P, S = "largest", "add", "stdio"
 TASK_IDS = {H: "humaneval-largest", P: "pytest-add", S: "stdio-sum"}
@@ -377,19 +376,6 @@ SKIP = {("read_and_glob_hidden_tests", P1), *((name, P1) for name in SAME_INTERP
 @pytest.fixture(autouse=True)
 def host_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TINKER_API_KEY", "tml-secret-do-not-leak")
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def fast(request: pytest.FixtureRequest) -> Iterator[PytestVerifier]:
-    yield from backend_verifier(request, run_timeout_s=2.0)
-
-
-@pytest.fixture(scope="module")
-def fast_single(fast: PytestVerifier) -> Iterator[PytestVerifier]:
-    """``fast``'s settings and backend, in the opt-in single-process mode."""
-    verifier = KeptOpen({**fast.config.model_dump(), "pytest_mode": "single-process"})
-    yield verifier
-    verifier.shutdown()
 
 
 CASES = [
