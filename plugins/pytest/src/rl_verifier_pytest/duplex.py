@@ -19,10 +19,10 @@ from rl_verifier_sandbox import Job, Limits, LiveProcess, Policy
 SPEC_PATH = "task.json"  # the test process's task, in its fresh work dir (the cwd)
 SOLUTION_PATH = "solution.py"  # in the fresh work dir (the cwd)
 # Every harness script a two-process job mounts (a warm pool mounts them all once).
-HARNESS_SCRIPTS = ("check.py", "remote.py", "serve.py", "suite.py", "wire.py")
+HARNESS_SCRIPTS = ("check.py", "failures.py", "remote.py", "serve.py", "suite.py", "wire.py")
 # What the warm servers import before any job: the harness, and the standard modules that
 # HumanEval's prompts, solutions and tests use (a fresh interpreter would import them per sample).
-WARM_SCRIPTS = ("check.py", "serve.py", "remote.py", "wire.py")
+WARM_SCRIPTS = ("check.py", "serve.py", "remote.py", "failures.py", "wire.py")
 WARM_STDLIB = ("typing", "math", "random", "copy", "string", "collections", "re", "hashlib")
 
 Spawner = Callable[[Job], LiveProcess]  # ``Sandbox.open_process``
@@ -59,7 +59,9 @@ def tests_job(task: CheckTask, split: bool, stop_on_failure: bool, limits: Limit
         argv=("python", "-I", "-S", "/harness/check.py", SPEC_PATH),
         files={SPEC_PATH: json.dumps(spec)},
         limits=limits,
-        policy=Policy(python=True, readonly_files=mounted("check.py", "remote.py", "wire.py")),
+        policy=Policy(
+            python=True, readonly_files=mounted("check.py", "failures.py", "remote.py", "wire.py")
+        ),
     )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier_pytest.harness_files import source
+from rl_verifier_pytest.harness_files import mounted, source
 from rl_verifier_pytest.reference import PytestTask
 from rl_verifier_sandbox import Job, Limits, Policy, Result
 
@@ -64,6 +64,7 @@ def build_job(task: PytestTask, code: str, run: Run, limits: Limits, guard: bool
         tripwire_path: f"def {run.tripwire}():\n    assert False, 'tripwire'\n",
         INI: "[pytest]\n",
         BOOT: source("boot.py"),
+        **mounted("failures.py", "walk.py", "watch.py"),
     }
     return Job(
         argv=("python", "-P", "-s", BOOT, json.dumps(spec)),

@@ -32,7 +32,7 @@ def suite_job(task: PytestTask, limits: Limits) -> Job:
         "expected": task.expected,
     }
     files: dict[str, str | bytes] = {
-        **mounted("suite.py", "remote.py", "wire.py"),
+        **mounted("suite.py", "failures.py", "remote.py", "wire.py"),
         HIDDEN: task.tests,
         INI: "[pytest]\n",
     }

@@ -2,8 +2,10 @@
 
 Runs sandboxed, in a process that never imports the solution. ``candidate`` is a proxy:
 each call is encoded as plain data and written to stdout as ``REQ <json>``; the trusted
-host passes it to the solution process and writes the answer back on stdin. Only this
-process decides which tests passed; it reports once, as ``END <json>``, on its own stdout.
+host passes it to the solution process and writes the answer back on stdin. A step passes
+when it ran to its end and every call that failed in it was seen by Python code (see
+``failures``). Only this process decides which tests passed; it reports once, as
+``END <json>``, on its own stdout.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rl_verifier_pytest.harness import remote, wire
+    from rl_verifier_pytest.harness import failures, remote, wire
 else:  # inside the sandbox, next to this script
     sys.path.insert(0, "/harness")
+    import failures
     import remote
     import wire
 
@@ -63,10 +66,13 @@ def run(spec: dict[str, Any], candidate: Callable[..., Any]) -> list[bool]:
     for code, is_test in steps:
         ok = not broken
         if ok:
+            failures.clear()
             try:
                 exec(code, namespace)
             except Exception:  # noqa: BLE001 - an assertion or a failed call: test failed
                 ok = False
+            else:  # it ran to its end, unless a failed call was silently cut short
+                ok = not failures.unseen()
         if is_test:
             results.append(ok)
             if not ok and spec["stop_on_failure"]:

@@ -2,24 +2,30 @@
 
 The tests run here against a proxy ``solution`` module: every public name the tests import
 or read from it is a function whose calls go over the plain-data channel (``remote``) to the
-solution's own process. No solution code runs in this interpreter, so pytest's reports can
-be taken as they are: they leave once, as ``END <json>``, on this process's own stdout.
+solution's own process. No solution code runs in this interpreter, and whatever the solution
+raises arrives as a ``remote.CandidateError``, which no protocol reads as a signal. A test
+passes when pytest reports it passed and its function was seen to return (the assertions
+ran to the end) with every failed call seen by Python code (``failures``); the
+outcomes leave once, as ``END <json>``, on this process's own stdout.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import json
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rl_verifier_pytest.harness import remote, wire
+    from rl_verifier_pytest.harness import failures, remote, wire
 else:  # inside the sandbox, next to this script
     sys.path.insert(0, "/harness")
+    import failures
     import remote
     import wire
 
@@ -41,14 +47,41 @@ class Proxy(types.ModuleType):
 
 
 class Reporter:
-    """Outcome per test: its call's report, or the first failed setup/teardown. Says
-    ``READY`` once the tests are collected: the solution's time starts then."""
+    """Outcome per test: its call's report, or the first failed setup/teardown, and whether
+    its function returned (a wrapper set on each test after collection). Says ``READY``
+    once the tests are collected: the solution's time starts then."""
 
     def __init__(self, out: IO[bytes]) -> None:
         self.out = out
         self.reports: dict[str, str] = {}
+        self.returned: set[str] = set()
+        self.lost_in_collection: list[BaseException] = []  # the test module's own top level
+
+    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+        for item in items:
+            function = getattr(item, "obj", None)
+            if callable(function):
+                item.obj = self.watch(item.nodeid, function)
+
+    def watch(self, nodeid: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        returned = self.returned
+
+        @functools.wraps(function)
+        def body(*args: Any, **kwargs: Any) -> Any:
+            result = function(*args, **kwargs)
+            lost = self.lost_in_collection or failures.unseen()
+            if lost:
+                raise AssertionError(f"a failed call was cut short, unseen: {lost[0]!r}")
+            returned.add(nodeid)
+            return result
+
+        return body
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        failures.clear()  # before the test's fixtures are set up
 
     def pytest_collection_finish(self, session: Any) -> None:
+        self.lost_in_collection = failures.unseen()
         self.out.write(b"READY\n")
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -94,10 +127,11 @@ def test_key(nodeid: str) -> str:
     return "::".join(nodeid.split("::")[1:]).split("[", 1)[0]
 
 
-def results(spec: dict[str, Any], reports: dict[str, str]) -> list[bool]:
-    """One bool per reported test; a test function of the file that was never reported
-    fails everything (it cannot be scored), and missing tests up to ``expected`` fail."""
-    passed = [outcome == "passed" for outcome in reports.values()]
+def results(spec: dict[str, Any], reports: dict[str, str], returned: set[str]) -> list[bool]:
+    """One bool per reported test: passed, and its function returned. A test function of
+    the file that was never reported fails everything (it cannot be scored), and missing
+    tests up to ``expected`` fail."""
+    passed = [outcome == "passed" and key in returned for key, outcome in reports.items()]
     if set(spec["names"]) - {test_key(k) for k in reports}:
         passed = [False] * len(passed)
     return passed + [False] * max(0, spec["expected"] - len(passed))
@@ -121,7 +155,7 @@ def main() -> None:
         spec["file"],
     ]
     pytest.main(args, plugins=[reporter])
-    out.write(b"END " + wire.dumps({"results": results(spec, reporter.reports)}))
+    out.write(b"END " + wire.dumps({"results": results(spec, reporter.reports, reporter.returned)}))
     os._exit(0)
 
 
