@@ -1,8 +1,18 @@
-"""Write the Lean recipe's tasks: theorems of core Lean 4 (no Mathlib), one per line.
+"""Write the Lean recipe's tasks: a family of core-Lean theorems in six shapes, each proved by
+a short proof form that depends on its shape, for a small model and the Lean 4 of 2021.
 
-Each task's reference is what the `lean` verifier reads: the trusted statement and a header.
-The header is `open Nat` (core Lean; a blank header would mean `import Mathlib`). The
-known proofs are kept in metadata for people reading the file; the verifier never sees them.
+Files (all deterministic):
+
+* ``tasks.jsonl``: the training theorems, ``TRAIN_PER_SHAPE`` of each shape;
+* ``heldout.jsonl``: ``HELD_OUT_PER_SHAPE`` of each shape whose statements never occur in
+  training (other numbers, other variable names, other theorem names);
+* ``warmup.jsonl``: each training task paired with one of ``FORMS`` drawn at random, whatever
+  its shape, so a warm start teaches the answer's format and nothing about which form fits.
+
+Each reference is what the `lean` verifier reads: the trusted statement and the header
+``import Init`` (a blank header would mean `import Mathlib`). ``metadata`` holds the shape and
+a known proof for people reading the files; the verifier never sees them. Which forms the
+kernel accepts for each task is measured by ``check_forms.py``, not assumed here.
 
 Run: python examples/lean/make_lean.py
 """
@@ -10,52 +20,149 @@ Run: python examples/lean/make_lean.py
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Callable
+from itertools import permutations, product
 from pathlib import Path
 
 HERE = Path(__file__).parent
-HEADER = "open Nat"
-THEOREMS = {  # id: (statement, a proof that follows `:=`)
-    "add-zero": ("theorem add_zero_ex (n : Nat) : n + 0 = n", "rfl"),
-    "zero-add": ("theorem zero_add_ex (n : Nat) : 0 + n = n", "by simp"),
-    "two-add-two": ("theorem two_add_two : 2 + 2 = 4", "rfl"),
-    "succ-pos": ("theorem succ_pos_ex (n : Nat) : 0 < n + 1", "Nat.succ_pos n"),
-    "le-refl": ("theorem le_refl_ex (n : Nat) : n ≤ n", "Nat.le_refl n"),
-    "add-comm": ("theorem add_comm_ex (a b : Nat) : a + b = b + a", "Nat.add_comm a b"),
-    "imp-self": ("theorem imp_self_ex (p : Prop) : p → p", "fun h => h"),
-    "and-swap": ("theorem and_swap_ex (p q : Prop) (h : p ∧ q) : q ∧ p", "⟨h.2, h.1⟩"),
-    "or-swap": ("theorem or_swap_ex (p q : Prop) (h : p ∨ q) : q ∨ p", "h.elim Or.inr Or.inl"),
-    "append-nil": (
-        "theorem append_nil_ex (xs : List Nat) : xs ++ [] = xs",
-        "List.append_nil xs",
-    ),
-    "length-cons": (
-        "theorem length_cons_ex (x : Nat) (xs : List Nat) : (x :: xs).length = xs.length + 1",
+HEADER = "import Init"
+INSTRUCTION = "Prove this in Lean 4. Answer with the proof term in a ```lean block."
+# The proof forms, one per line of the answer's block. `by simp` fits no shape alone but proves
+# every numeric one (measured), so it is here: always answering it is the baseline to beat.
+FORMS = (
+    "rfl",
+    "by decide",
+    "by simp",
+    "fun h => h",
+    "fun h => And.intro h.2 h.1",
+    "fun h => Or.inl h",
+)
+TRAIN_PER_SHAPE = 34
+HELD_OUT_PER_SHAPE = 10
+# Variable names: held-out statements use names training never does.
+PROPS = {"train": list("pqrsABCD"), "heldout": list("tuvwPQRS")}
+NATS = {"train": list("nmkx"), "heldout": list("yzij")}
+
+Body = Callable[[tuple[int, ...], str, str], str]  # (numbers, name, name) -> binders : goal
+
+
+def closed_eq(n: tuple[int, ...], _: str, __: str) -> str:
+    op, a, b = n
+    return f": {a} + {b} = {a + b}" if op == 0 else f": {a} * {b} = {a * b}"
+
+
+def closed_ne(n: tuple[int, ...], _: str, __: str) -> str:
+    return f": {n[0]} ≠ {n[1]}"
+
+
+def var_sum(n: tuple[int, ...], x: str, _: str) -> str:
+    a, b = n
+    return f"({x} : Nat) : {x} + {a} + {b} = {x} + {a + b}"
+
+
+def imp_self(n: tuple[int, ...], p: str, q: str) -> str:
+    return f"({p} {q} : Prop) : {q if n[0] else p} → {q if n[0] else p}"
+
+
+def and_swap(_: tuple[int, ...], p: str, q: str) -> str:
+    return f"({p} {q} : Prop) : {p} ∧ {q} → {q} ∧ {p}"
+
+
+def or_intro(_: tuple[int, ...], p: str, q: str) -> str:
+    return f"({p} {q} : Prop) : {p} → {p} ∨ {q}"
+
+
+# shape: (statement body, the numbers it draws from, whose names it uses, a known proof)
+SHAPES: dict[str, tuple[Body, list[tuple[int, ...]], dict[str, list[str]], str]] = {
+    "closed_eq": (
+        closed_eq,
+        [(0, a, b) for a, b in product(range(2, 100), repeat=2)]
+        + [(1, a, b) for a, b in product(range(2, 13), repeat=2)],
+        NATS,
         "rfl",
     ),
-    "lt-add-one": ("theorem lt_add_one_ex (a b : Nat) (h : a < b) : a < b + 1", "by omega"),
+    "closed_ne": (closed_ne, list(permutations(range(2, 100), 2)), NATS, "by decide"),
+    "var_sum": (var_sum, list(product(range(1, 10), repeat=2)), NATS, "rfl"),
+    "imp_self": (imp_self, [(0,), (1,)], PROPS, "fun h => h"),
+    "and_swap": (and_swap, [()], PROPS, "fun h => And.intro h.2 h.1"),
+    "or_intro": (or_intro, [()], PROPS, "fun h => Or.inl h"),
 }
 
 
 def prompt(statement: str) -> str:
-    return (
-        "Prove the following Lean 4 theorem (core Lean, no Mathlib). Answer with a ```lean "
-        "block holding the proof that follows `:=` (a term, or `by` and tactics)."
-        f"\n\n```lean\n{HEADER}\n\n{statement} :=\n```"
-    )
+    return f"{INSTRUCTION}\n\n{statement} :="
+
+
+def draw_bodies(rng: random.Random, shape: str) -> dict[str, list[str]]:
+    """Statement bodies for each split. A held-out body is never a training one; where the
+    shape has numbers enough, held-out numbers are never training ones either."""
+    body, numbers, names, _ = SHAPES[shape]
+    wanted = {"train": TRAIN_PER_SHAPE, "heldout": HELD_OUT_PER_SHAPE}
+    fresh_numbers = len(numbers) >= sum(wanted.values())
+    drawn: dict[str, list[str]] = {}
+    used: set[tuple[int, ...]] = set()
+    seen: set[str] = set()
+    for split, count in wanted.items():
+        options = {
+            body(n, a, b): n
+            for n in numbers
+            if not (fresh_numbers and n in used)
+            for a, b in permutations(names[split], 2)
+        }
+        keys = sorted(set(options) - seen)
+        rng.shuffle(keys)
+        # Few distinct bodies (the Prop shapes): repeat them under other theorem names.
+        drawn[split] = [keys[i % len(keys)] for i in range(count)]
+        used |= {options[k] for k in drawn[split]}
+        seen |= set(drawn[split])
+    return drawn
+
+
+def build() -> dict[str, list[dict[str, object]]]:
+    rng = random.Random(0)
+    rows: dict[str, list[dict[str, object]]] = {"train": [], "heldout": []}
+    for shape in SHAPES:
+        for split, bodies in draw_bodies(rng, shape).items():
+            rows[split] += [{"shape": shape, "body": body} for body in bodies]
+    first = {"train": 1, "heldout": 501}  # theorem names differ between the splits too
+    for split, found in rows.items():
+        rng.shuffle(found)
+        for index, row in enumerate(found):
+            number = first[split] + index
+            statement = f"theorem t{number} {row['body']}"
+            shape = str(row["shape"])
+            row.clear()
+            row.update(
+                id=f"lean-{split}-{number:03d}",
+                prompt=prompt(statement),
+                verifier="lean",
+                reference={"statement": statement, "header": HEADER},
+                metadata={"shape": shape, "known_proof": SHAPES[shape][3]},
+            )
+    return rows
+
+
+def warmup(train: list[dict[str, object]]) -> list[dict[str, str]]:
+    """One row per training task, its form drawn at random (format only, not fit)."""
+    rng = random.Random(1)
+    return [
+        {"task_id": str(task["id"]), "completion": f"```lean\n{rng.choice(FORMS)}\n```"}
+        for task in train
+    ]
+
+
+def write(name: str, rows: list[dict[str, object]] | list[dict[str, str]]) -> None:
+    with open(HERE / name, "w") as f:
+        f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    print(f"wrote {len(rows)} rows to {HERE / name}")
 
 
 def main() -> None:
-    with open(HERE / "tasks.jsonl", "w") as f:
-        for task_id, (statement, proof) in THEOREMS.items():
-            task = {
-                "id": f"lean-core-{task_id}",
-                "prompt": prompt(statement),
-                "verifier": "lean",
-                "reference": {"statement": statement, "header": HEADER},
-                "metadata": {"known_proof": proof},
-            }
-            f.write(json.dumps(task, ensure_ascii=False) + "\n")
-    print(f"wrote {len(THEOREMS)} tasks to {HERE / 'tasks.jsonl'}")
+    rows = build()
+    write("tasks.jsonl", rows["train"])
+    write("heldout.jsonl", rows["heldout"])
+    write("warmup.jsonl", warmup(rows["train"]))
 
 
 if __name__ == "__main__":
