@@ -1,7 +1,8 @@
 """``rlv serve`` against hostile sampling and training parameters: one request's values
 never fail the others batched with it, every parameter is checked into its range before the
-request is queued (a 4xx, never a 5xx), and a prompt is bounded in size before it is
-tokenised, and tokenised off the compute thread.
+request is queued (a 4xx, never a 5xx), a prompt is bounded in size before it is tokenised,
+and tokenised off the compute thread, and a forward_backward call is bounded in size and its
+datums checked before it is queued.
 
 Two servers: ``server`` spends 3 s in each ``optim_step``, so sample requests sent during
 one are decoded as one batch after it; ``held`` stops its compute thread for good inside an
@@ -21,13 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import openai
 import pytest
 import tinker
 from tinker import types
+from tinker.proto import tinker_public_pb2 as pb
+from tinker.proto.request_conv import forward_backward_request_to_proto
 
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.limits import MAX_STOP_CHARS, MAX_STOP_SEQUENCES, ServerLimits
+from rl_verifier_server.limits import MAX_DATUMS, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, ServerLimits
 
 KEY = "tml-hostile-sampling"
 MODEL = "rlv/tiny-chat"
@@ -282,3 +286,79 @@ def test_a_prompt_is_bounded_before_tokenising_and_checked_off_the_compute_threa
             "/api/v1/asample", content=json.dumps({"base_model": MODEL, "prompt": chunks})
         )
         assert answer.status_code == 413 and "--max-prompt-chars" in answer.text, answer.text
+
+
+def forward_backward_body(held: Held, data: list[types.Datum], loss_fn: str) -> bytes:
+    """A forward_backward body as the SDK encodes it, for the held client's next seq_id."""
+    request = types.ForwardBackwardRequest(
+        forward_backward_input=types.ForwardBackwardInput(data=data, loss_fn=loss_fn),
+        model_id=held.model_id,
+        seq_id=held.api.next_seq(held.model_id),
+    )
+    return bytes(forward_backward_request_to_proto(request).SerializeToString())
+
+
+def tokens_datum(count: int, **inputs: list[float]) -> types.Datum:
+    return types.Datum(
+        model_input=types.ModelInput.from_ints([1] * count),
+        loss_fn_inputs={"target_tokens": [2] * count, **inputs},
+    )
+
+
+def sparse_body(held: Held, datums: int) -> bytes:
+    """``datums`` one-token datums whose target_tokens are CSR zeros of shape [1, 2^24]: a few
+    hundred bytes standing for ``datums`` x 16 Mi values."""
+    request = pb.ForwardBackwardRequest(
+        model_id=held.model_id, seq_id=held.api.next_seq(held.model_id), loss_fn="cross_entropy"
+    )
+    for _ in range(datums):
+        datum = request.data.add()
+        datum.model_input.add().encoded_text.tokens = np.ones(1, np.int32).tobytes()
+        targets = datum.loss_fn_inputs["target_tokens"]
+        targets.dtype, targets.shape[:] = pb.DTYPE_INT64, [1, 1 << 24]
+        targets.sparse_csr.crow_indices = np.zeros(2, np.int64).tobytes()
+    return request.SerializeToString()
+
+
+OUT_OF_VOCABULARY = types.Datum(
+    model_input=types.ModelInput.from_ints([10**9]), loss_fn_inputs={"target_tokens": [2]}
+)
+
+
+def test_every_bad_datum_is_refused_before_the_call_is_queued(held: Held) -> None:
+    """The compute thread is held: a forward_backward that got queued would be answered
+    with a future that never ends, not with a 400."""
+    nan, inf = float("nan"), float("inf")
+    budget = ServerLimits().max_loss_input_values
+    cases = {
+        f"at most {MAX_DATUMS} datums": forward_backward_body(
+            held, [tokens_datum(1)] * (MAX_DATUMS + 1), "cross_entropy"
+        ),
+        "5000 tokens exceed this model's context length": forward_backward_body(
+            held, [tokens_datum(5000)], "cross_entropy"
+        ),
+        "loss_fn_inputs['advantages'] contains NaN": forward_backward_body(
+            held,
+            [tokens_datum(3, logprobs=[-1.0] * 3, advantages=[1.0, nan, 1.0])],
+            "importance_sampling",
+        ),
+        "loss_fn_inputs['logprobs'] contains NaN or infinite": forward_backward_body(
+            held, [tokens_datum(3, logprobs=[-inf] * 3, advantages=[1.0] * 3)], "ppo"
+        ),
+        "datum 1: model_input tokens contains token id": forward_backward_body(
+            held, [tokens_datum(2), OUT_OF_VOCABULARY], "cross_entropy"
+        ),
+        f"more than the {budget} of one call": sparse_body(held, budget // (1 << 24) + 1),
+    }
+    headers = {"Content-Type": "application/x-protobuf"}
+    with http(held.server) as client:
+        answers = {
+            wanted: client.post("/api/v1/forward_backward", content=body, headers=headers)
+            for wanted, body in cases.items()
+        }
+    wrong = [
+        (wanted, answer.status_code, answer.text[:160])
+        for wanted, answer in answers.items()
+        if not (answer.status_code == 400 and wanted in answer.json()["error"])
+    ]
+    assert not wrong, wrong

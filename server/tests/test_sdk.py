@@ -183,7 +183,7 @@ def test_unknown_loss_is_a_clear_user_error(service_client: tinker.ServiceClient
         model_input=types.ModelInput.from_ints([1, 2]),
         loss_fn_inputs={"target_tokens": [2, 3], "weights": [1.0, 1.0]},
     )
-    with pytest.raises(tinker.RequestFailedError, match="nope"):
+    with pytest.raises(tinker.BadRequestError, match="nope"):  # refused before it is queued
         training.forward_backward([datum], "nope").result()
     # the model still works afterwards
     assert training.forward([datum], "cross_entropy").result().loss_fn_outputs

@@ -10,12 +10,22 @@ from tinker.proto.request_conv import forward_backward_request_to_proto
 from tinker.proto.response_conv import deserialize_proto_response
 
 from rl_verifier.errors import UserError
+from rl_verifier_server.limits import MAX_DATUM_PARTS, MAX_DATUMS, ServerLimits
 from rl_verifier_server.runtime import FwdBwdResult, SampledSequence
 from rl_verifier_server.wire import (
+    ForwardBackwardCall,
     decode_forward_backward,
     encode_forward_backward,
     encode_samples,
+    parse_forward_backward,
 )
+
+
+def server_decode(body: bytes) -> ForwardBackwardCall:
+    """``body`` as the server decodes it, within the default limits."""
+    return decode_forward_backward(
+        parse_forward_backward(body), ServerLimits().max_loss_input_values
+    )
 
 
 def sdk_request_bytes(data: list[types.Datum], **config: float) -> bytes:
@@ -46,11 +56,11 @@ def test_decodes_what_the_sdk_encodes() -> None:
         model_input=types.ModelInput.from_ints([9, 8, 7]),
         loss_fn_inputs={"target_tokens": sparse_targets, "weights": torch.eye(3, 4)},
     )
-    call = decode_forward_backward(sdk_request_bytes([dense, sparse], clip_low_threshold=0.7))
+    call = server_decode(sdk_request_bytes([dense, sparse], clip_low_threshold=0.7))
     assert (call.model_id, call.seq_id, call.loss_fn) == ("s1:train:0", 3, "ppo")
     assert call.config == {"clip_low_threshold": pytest.approx(0.7)}
     first, second = call.data
-    assert first.tokens == [1, 2, 3]
+    assert list(first.tokens) == [1, 2, 3]
     assert first.inputs["target_tokens"].tolist() == [2, 3, 4]
     assert first.inputs["target_tokens"].dtype == np.int64
     assert first.inputs["logprobs"].dtype == np.float32
@@ -95,11 +105,62 @@ def test_sdk_decodes_our_samples() -> None:
 
 def test_garbage_is_a_user_error() -> None:
     with pytest.raises(UserError, match="malformed forward_backward body"):
-        decode_forward_backward(b"\xff\xff\xff")
+        server_decode(b"\xff\xff\xff")
 
 
 def test_text_config_values_are_refused() -> None:
     request = pb.ForwardBackwardRequest(model_id="m", seq_id=1, loss_fn="ppo")
     request.loss_fn_config_v2["mode"].text = "x"
     with pytest.raises(UserError, match="mode"):
-        decode_forward_backward(request.SerializeToString())
+        server_decode(request.SerializeToString())
+
+
+def sparse_zeros(kind: int, shape: list[int]) -> pb.Tensor:
+    """A CSR tensor of zeros: a few bytes of row pointers standing for ``shape``'s values."""
+    tensor = pb.Tensor(dtype=kind, shape=shape)
+    tensor.sparse_csr.crow_indices = np.zeros(shape[0] + 1, np.int64).tobytes()
+    return tensor
+
+
+def one_token_request(datums: int) -> pb.ForwardBackwardRequest:
+    request = pb.ForwardBackwardRequest(model_id="m", seq_id=1, loss_fn="cross_entropy")
+    for _ in range(datums):
+        datum = request.data.add()
+        datum.model_input.add().encoded_text.tokens = np.ones(1, np.int32).tobytes()
+    return request
+
+
+def test_a_call_past_its_size_limits_is_refused_before_it_is_decoded() -> None:
+    one = types.Datum(
+        model_input=types.ModelInput.from_ints([1]), loss_fn_inputs={"target_tokens": [2]}
+    )
+    assert len(server_decode(sdk_request_bytes([one] * MAX_DATUMS)).data) == MAX_DATUMS
+    with pytest.raises(UserError, match=f"at most {MAX_DATUMS} datums in one call, got 1025"):
+        server_decode(sdk_request_bytes([one] * (MAX_DATUMS + 1)))
+    chunked = one_token_request(1)
+    for _ in range(MAX_DATUM_PARTS):
+        chunked.data[0].model_input.add().encoded_text.tokens = np.ones(1, np.int32).tobytes()
+    with pytest.raises(UserError, match=f"at most {MAX_DATUM_PARTS} model-input chunks"):
+        server_decode(chunked.SerializeToString())
+    deep = one_token_request(1)
+    deep.data[0].loss_fn_inputs["weights"].CopyFrom(sparse_zeros(pb.DTYPE_FLOAT32, [1, 1, 1]))
+    with pytest.raises(UserError, match=r"datum 0: loss_fn_inputs\['weights'\]: shape"):
+        server_decode(deep.SerializeToString())
+
+
+def test_sparse_loss_inputs_expand_to_no_more_than_a_dense_body_could_hold() -> None:
+    limits = ServerLimits(max_body_mb=16)
+    budget = limits.max_loss_input_values  # 4 bytes of --max-body-mb each
+    assert budget == 16 * 1024 * 1024 // 4
+    per_tensor = 1 << 20
+    request = one_token_request(budget // per_tensor + 1)
+    for datum in request.data:
+        sparse = sparse_zeros(pb.DTYPE_INT64, [1, per_tensor])
+        datum.loss_fn_inputs["target_tokens"].CopyFrom(sparse)
+    body = request.SerializeToString()
+    assert len(body) < 1000  # a few bytes of row pointers standing for 5 Mi values
+    with pytest.raises(UserError, match=f"more than the {budget} of one call"):
+        decode_forward_backward(parse_forward_backward(body), budget)
+    del request.data[-1]
+    call = decode_forward_backward(request, budget)
+    assert [d.inputs["target_tokens"].shape for d in call.data] == [(1, per_tensor)] * 4

@@ -20,13 +20,14 @@ from rl_verifier_server import (
     training_calls,
 )
 from rl_verifier_server.http_io import body_bytes, body_json, error, future, page
+from rl_verifier_server.limits import MAX_DATUMS
 from rl_verifier_server.service import Service
 
 PROTO = "application/x-protobuf"
 STILL_PENDING = 408  # a long poll that ended before its request did
 
 # Answer with no JWT exchange, the plain httpx transport, sequential uncompressed
-# forward_backward chunks, and no server-side custom losses.
+# forward_backward chunks of at most MAX_DATUMS datums, and no server-side custom losses.
 CLIENT_CONFIG = {
     "pjwt_auth_enabled": False,
     "use_pyqwest_transport": False,
@@ -35,6 +36,7 @@ CLIENT_CONFIG = {
     "sample_use_retrieve_futures": False,
     "custom_loss_server_side": False,
     "sample_join_sampling_session": False,
+    "fwdbwd_max_chunk_len": MAX_DATUMS,
 }
 
 
@@ -112,7 +114,7 @@ async def get_info(service: Service, request: Request) -> Response:
 
 async def forward_backward(service: Service, request: Request) -> Response:
     body = await body_bytes(request, service.limits.max_body_bytes)
-    return future(training_calls.forward_backward(service, body))
+    return future(await training_calls.forward_backward(service, body))
 
 
 async def optim_step(service: Service, request: Request) -> Response:

@@ -1,5 +1,5 @@
-"""Per-server resource limits, the fixed limits of every sampling request, and the errors
-that answer requests beyond them."""
+"""Per-server resource limits, the fixed limits of every sampling and training request, and
+the errors that answer requests beyond them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ JSON_BYTES_PER_PROMPT_CHAR = 16  # a character JSON-escaped as a surrogate pair 
 JSON_BODY_EXTRA_BYTES = MIB  # room in a JSON body for what is not the prompt
 MAX_STOP_SEQUENCES = 32  # stop strings or stop token ids of one Tinker sampling request
 MAX_STOP_CHARS = 256  # characters of one stop string (each is looked for after every token)
+MAX_DATUMS = 1024  # datums of one forward_backward call (the SDK sends at most this many)
+MAX_DATUM_PARTS = 1 << 17  # model-input chunks, loss inputs and provenance spans of one call
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,13 @@ class ServerLimits:
         allowed, within ``max_body_bytes``."""
         room = JSON_BYTES_PER_PROMPT_CHAR * self.max_prompt_chars + JSON_BODY_EXTRA_BYTES
         return min(self.max_body_bytes, room)
+
+    @property
+    def max_loss_input_values(self) -> int:
+        """Values all loss inputs of one ``forward_backward`` call may hold once decoded: as
+        many as a dense body of ``max_body_bytes`` could (4 bytes each), so a sparse tensor
+        never costs more than the largest body could."""
+        return self.max_body_bytes // 4
 
 
 def too_large(limit_bytes: int) -> StatusError:

@@ -17,7 +17,12 @@ from rl_verifier_server.paths import default_data_dir
 DEFAULTS = ServerLimits()
 # Each field of ServerLimits as an option of rlv serve (its default is the field's).
 LIMIT_OPTIONS: dict[str, tuple[str, click.ParamType[Any], str]] = {
-    "max_body_mb": ("--max-body-mb", click.IntRange(1), "Largest request body."),
+    "max_body_mb": (
+        "--max-body-mb",
+        click.IntRange(1),
+        "Largest request body; a forward_backward's loss inputs, sparse ones expanded, may "
+        "hold a quarter of it in values.",
+    ),
     "max_tokens": ("--max-tokens", click.IntRange(1), "Largest max_tokens of a sampling request."),
     "max_num_samples": (
         "--max-num-samples",

@@ -3,6 +3,7 @@ optimizer step. Each returns a future id (``get_info`` answers at once)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,11 @@ from rl_verifier_server.service import Service
 from rl_verifier_server.sessions import now_iso
 from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.training_clients import slot
-from rl_verifier_server.wire import decode_forward_backward, encode_forward_backward
+from rl_verifier_server.wire import (
+    decode_forward_backward,
+    encode_forward_backward,
+    parse_forward_backward,
+)
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
@@ -83,12 +88,17 @@ def get_info(service: Service, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def forward_backward(service: Service, body: bytes) -> str:
-    call = decode_forward_backward(body)
-    client = service.clients.use(call.model_id)
-    with client.checking(call.seq_id):
+async def forward_backward(service: Service, body: bytes) -> str:
+    """Decoded, and every datum checked, on a worker thread before the call is queued: a
+    bad or oversized datum never reaches the compute thread."""
+    request = await asyncio.to_thread(parse_forward_backward, body)
+    client = service.clients.use(request.model_id)
+    with client.checking(int(request.seq_id)):  # a refused call gives up its seq_id
+        max_values = service.limits.max_loss_input_values
+        call = await asyncio.to_thread(decode_forward_backward, request, max_values)
         if not call.data:
             raise UserError("forward_backward needs at least one datum")
+        await asyncio.to_thread(client.host.check_data, call.data, call.loss_fn, call.config)
     kind = "Forward" if call.forward_only else "ForwardBackward"
     from rl_verifier_server.runtime.losses import losses
 

@@ -13,6 +13,7 @@ import numpy as np
 from tinker.proto import tinker_public_pb2 as pb
 
 from rl_verifier import UserError
+from rl_verifier_server.limits import MAX_DATUM_PARTS, MAX_DATUMS
 from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence
 from rl_verifier_server.stability import Provenance, Span
 
@@ -23,6 +24,7 @@ NUMPY_OF_DTYPE: dict[int, Any] = {
 }
 DTYPE_OF_NUMPY = {np.dtype(np.float32): pb.DTYPE_FLOAT32, np.dtype(np.int64): pb.DTYPE_INT64}
 MAX_TENSOR_ELEMENTS = 1 << 24  # bounds what a small sparse tensor may expand to
+MAX_TENSOR_DIMS = 2  # a loss input is [N] or [N, K]
 
 
 @dataclass
@@ -71,19 +73,54 @@ def decode_sparse(name: str, csr: Any, shape: tuple[int, ...], kind: Any) -> np.
     if len(cols) and (cols.min() < 0 or cols.max() >= shape[1]):
         raise malformed
     dense = np.zeros(shape, dtype=kind)
-    for row in range(shape[0]):
-        start, end = int(rows[row]), int(rows[row + 1])
-        dense[row, cols[start:end]] = values[start:end]
+    dense[np.repeat(np.arange(shape[0]), np.diff(rows)), cols] = values  # no loop over rows
     return dense
 
 
-def decode_tokens(datum: Any, index: int) -> list[int]:
-    tokens: list[int] = []
+def decode_tokens(datum: Any, index: int) -> np.ndarray:
+    """A datum's model input as one int32 array (never a list: a body may hold millions)."""
+    chunks = []
     for chunk in datum.model_input:
         if chunk.WhichOneof("chunk") != "encoded_text":
             raise UserError(f"datum {index}: only text model inputs are supported")
-        tokens.extend(np.frombuffer(chunk.encoded_text.tokens, dtype=np.int32).tolist())
-    return tokens
+        try:
+            chunks.append(np.frombuffer(chunk.encoded_text.tokens, dtype=np.int32))
+        except ValueError:  # a buffer that is not a whole number of int32 values
+            raise UserError(f"datum {index}: malformed model input tokens") from None
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
+
+
+def check_size(request: Any, max_values: int) -> None:
+    """Refuse a call past ``MAX_DATUMS`` datums or ``MAX_DATUM_PARTS`` parts, or whose loss
+    inputs would expand past ``max_values`` values, reading only counts and shapes."""
+    count = len(request.data)
+    if count > MAX_DATUMS:
+        raise UserError(
+            f"forward_backward takes at most {MAX_DATUMS} datums in one call, got {count} "
+            "(send them in several calls, as the SDK does)"
+        )
+    parts = len(request.loss_fn_config) + len(request.loss_fn_config_v2)
+    values = 0.0
+    for index, datum in enumerate(request.data):
+        parts += len(datum.model_input) + len(datum.loss_fn_inputs)
+        parts += len(datum.model_input_spans) + len(datum.loss_fn_input_spans)
+        if parts > MAX_DATUM_PARTS:
+            raise UserError(
+                f"forward_backward takes at most {MAX_DATUM_PARTS} model-input chunks, loss "
+                "inputs, provenance spans and config entries in one call"
+            )
+        for name, tensor in datum.loss_fn_inputs.items():
+            shape = list(tensor.shape)
+            if len(shape) > MAX_TENSOR_DIMS or any(s < 0 for s in shape):
+                raise UserError(
+                    f"datum {index}: loss_fn_inputs['{name}']: shape {shape} is not allowed"
+                )
+            values += float(np.prod(shape, dtype=np.float64))
+    if values > max_values:
+        raise UserError(
+            f"forward_backward's loss inputs would hold {values:.0f} values, more than the "
+            f"{max_values} of one call (4 bytes each within rlv serve --max-body-mb)"
+        )
 
 
 def decode_spans(spans: Any, index: int) -> list[Span]:
@@ -108,12 +145,20 @@ def decode_provenance(datum: Any, index: int) -> Provenance | None:
     )
 
 
-def decode_forward_backward(body: bytes) -> ForwardBackwardCall:
+def parse_forward_backward(body: bytes) -> Any:
+    """The ``ForwardBackwardRequest`` message in ``body`` (its ids, before it is decoded)."""
     request = pb.ForwardBackwardRequest()
     try:
         request.ParseFromString(body)
     except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError types
         raise UserError(f"malformed forward_backward body: {exc}") from None
+    return request
+
+
+def decode_forward_backward(request: Any, max_values: int) -> ForwardBackwardCall:
+    """The call in a parsed ``request``, its size checked (``check_size``) before any datum
+    is decoded; its loss inputs may hold ``max_values`` values in all."""
+    check_size(request, max_values)
     config: dict[str, float] = {key: float(v) for key, v in request.loss_fn_config.items()}
     for key, value in request.loss_fn_config_v2.items():
         if value.WhichOneof("value") == "text":

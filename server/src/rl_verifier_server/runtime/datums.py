@@ -57,13 +57,20 @@ def _as_int(array: np.ndarray, what: str) -> np.ndarray:
 
 
 def prepare_datum(
-    index: int, datum: DatumIn, loss: LossDef, vocab_size: int, max_context: int
+    index: int,
+    datum: DatumIn,
+    loss: LossDef,
+    vocab_size: int,
+    max_context: int,
+    derived: bool = True,
 ) -> PreparedDatum:
+    """``datum`` checked and converted; ``derived`` False: without the inputs the server
+    derives from provenance (they are resolved in order, on the compute thread)."""
     where = f"datum {index}"
-    tokens = check_tokens(datum.tokens, vocab_size, f"{where}: model_input tokens")
-    n = int(tokens.shape[0])
+    n = len(datum.tokens)  # first: a datum may be huge
     if n > max_context:
         raise UserError(f"{where}: {n} tokens exceed this model's context length of {max_context}")
+    tokens = check_tokens(datum.tokens, vocab_size, f"{where}: model_input tokens")
     given = dict(datum.inputs)
     allowed = (*loss.required, *loss.optional)
     for key in given:
@@ -82,7 +89,7 @@ def prepare_datum(
     inputs: dict[str, Tensor] = {}
     for key, value in given.items():
         inputs[key] = _check_floats(np.asarray(value), key, tuple(targets.shape), where)
-    for key in loss.derived:
+    for key in loss.derived if derived else ():
         if key not in datum.derived:
             raise UserError(
                 f"{where}: loss '{loss.name}' needs provenance (Datum.with_provenance) naming "

@@ -16,6 +16,20 @@ from rl_verifier_server.runtime.training_adapters import AdapterTrainer
 from rl_verifier_server.runtime.types import DatumIn, FwdBwdResult
 
 
+def check_data(
+    base: LoadedModel, data: list[DatumIn], loss_fn: str, config: dict[str, float] | None
+) -> None:
+    """What ``forward_backward`` checks before any compute, but the inputs derived from
+    provenance: plain numpy on facts fixed at load, so any thread may ask before the call is
+    queued."""
+    loss = get_loss(loss_fn)
+    loss.resolve_config(config)
+    if not data:
+        raise UserError("forward_backward needs at least one datum")
+    for i, datum in enumerate(data):
+        prepare_datum(i, datum, loss, base.vocab_size, base.max_context, derived=False)
+
+
 def forward_backward(
     base: LoadedModel,
     trainer: AdapterTrainer,

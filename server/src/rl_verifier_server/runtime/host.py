@@ -83,6 +83,13 @@ class ModelHost:
             self.batch_memory_bytes,
         )
 
+    def check_data(
+        self, data: list[DatumIn], loss_fn: str, config: dict[str, float] | None
+    ) -> None:
+        """The checks ``forward_backward`` makes before any compute (but those of inputs
+        derived from provenance), from any thread: a bad datum is refused before queueing."""
+        forward.check_data(self.base, data, loss_fn, config)
+
     def snapshot_sampler(
         self, adapter_id: str, sampler_id: str, directory: Path | None = None
     ) -> None:
