@@ -203,6 +203,9 @@ def openai_bodies() -> Iterator[tuple[str, str, str, str]]:
         too_many = ", ".join(['"x"'] * 5)
         for stop in [f"[{too_many}]", f'["{"x" * (MAX_STOP_CHARS + 1)}"]', '[""]', "[1]", "7"]:
             yield f"/v1/{route}", "stop", stop, f'{{{start}, "max_tokens": 2, "stop": {stop}}}'
+    model = '"model": "rlv/tiny-chat", "max_tokens": 2'
+    for tokens in [f"[1, {HUGE}]", f"[[1], [-{HUGE}]]"]:
+        yield "/v1/completions", "prompt", tokens, f'{{{model}, "prompt": {tokens}}}'
 
 
 def asample_body(sampling_params: dict[str, str], num_samples: str = "1") -> str:
@@ -218,6 +221,9 @@ def tinker_bodies(held: Held) -> Iterator[tuple[str, str, str, str]]:
     for field, values in TINKER_FIELDS.items():
         for value in NOT_NUMBERS + values:
             yield "/api/v1/asample", field, value, asample_body({field: value})
+    for tokens in [f"[1, {HUGE}]", f"[-{HUGE}]", "[1.5]", "[]"]:
+        body = asample_body({}).replace("[1, 2, 3]", tokens)
+        yield "/api/v1/asample", "prompt", tokens, body
     for value in [*NOT_NUMBERS, "0", "-1", "129"]:
         yield "/api/v1/asample", "num_samples", value, asample_body({}, value)
     many = ", ".join(["1"] * (MAX_STOP_SEQUENCES + 1))
@@ -247,6 +253,8 @@ def test_every_bad_parameter_is_refused_before_the_request_is_queued(held: Held)
     assert not wrong, wrong
     huge = answers["/v1/completions", "temperature", HUGE].json()["error"]["message"]
     assert huge.startswith("'temperature' is too large a number, got 100000"), huge
+    longest = max(len(answer.text) for answer in answers.values())
+    assert longest < 400, "an error message quotes a client's value whole"
 
 
 def test_a_prompt_is_bounded_before_tokenising_and_checked_off_the_compute_thread(

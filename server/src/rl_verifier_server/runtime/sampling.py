@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import torch
 
 from rl_verifier import UserError
+from rl_verifier_server.fields import shown
 from rl_verifier_server.runtime.datums import check_tokens
 from rl_verifier_server.runtime.decoding import (
     Decoded,
@@ -109,7 +110,7 @@ class Sampling:
         if prompt and not 0 <= min(prompt) <= max(prompt) < base.vocab_size:
             bad = min(prompt) if min(prompt) < 0 else max(prompt)
             raise UserError(
-                f"prompt contains token id {bad}, outside this model's vocabulary "
+                f"prompt contains token id {shown(bad)}, outside this model's vocabulary "
                 f"[0, {base.vocab_size})"
             )
         return max_tokens
