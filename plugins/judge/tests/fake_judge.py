@@ -5,7 +5,9 @@ The model name picks the behaviour: ``scripted`` grades (a completion holding th
 reference answer gets 8, else 2; without a reference, shorter is better); ``biased``
 favours whatever it is shown first; ``fault:KIND[:N]`` injects a fault (for the first N
 requests of that model, then grades, where N is given); ``fault:429=VALUE[:N]`` answers
-429 with ``Retry-After: VALUE``. The hostile faults answer without end (``huge``: a
+429 with ``Retry-After: VALUE``. ``times`` holds when each request was read, ``waits``
+each Retry-After sent and when, on the server's clock, before the client could read it.
+The hostile faults answer without end (``huge``: a
 body declaring 1 GiB; ``endless``: a chunked body that never ends; ``endless-sse``: valid
 stream events, never ``[DONE]``; ``longline``: one stream line that never ends;
 ``headers``: header lines without end; ``gzip``: a small gzip body that inflates to
@@ -66,7 +68,8 @@ class FakeJudge:
 
     def __init__(self) -> None:
         self.requests: Counter[str] = Counter()
-        self.times: dict[str, list[float]] = {}
+        self.times: dict[str, list[float]] = {}  # when each request had been read
+        self.waits: dict[str, list[tuple[float, str]]] = {}  # (answered after, Retry-After)
         self.bodies: list[dict[str, Any]] = []
         self.keys: list[str] = []  # Authorization headers received
         self.paths: list[str] = []  # request paths received
@@ -208,12 +211,12 @@ class FakeJudge:
         return f'The response says: "{quote}".\nScore: {score}'
 
     def _fault(self, handler: BaseHTTPRequestHandler, kind: str, body: dict[str, Any]) -> None:
-        if kind in ("429", "503"):
-            self._send(handler, int(kind), {"error": {"message": "slow down"}},
-                       {"Retry-After": "0.3"})  # fmt: skip
-        elif kind.startswith("429="):
-            self._send(handler, 429, {"error": {"message": "slow down"}},
-                       {"Retry-After": kind.removeprefix("429=")})  # fmt: skip
+        if kind in ("429", "503") or kind.startswith("429="):
+            after = kind.removeprefix("429=") if "=" in kind else "0.3"
+            with self._lock:  # stamped before the client can have read the answer
+                self.waits.setdefault(body["model"], []).append((time.monotonic(), after))
+            self._send(handler, int(kind[:3]), {"error": {"message": "slow down"}},
+                       {"Retry-After": after})  # fmt: skip
         elif kind in ("500", "401"):
             self._send(handler, int(kind), {"error": {"message": f"fault {kind}"}})
         elif kind == "slow":
