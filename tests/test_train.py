@@ -331,6 +331,49 @@ def test_toml_paths_and_a_local_model_directory(tmp_path: Path) -> None:
     assert echo["run_dir"] == str(run_dir)
 
 
+def test_a_warm_started_run_evaluates_the_base_model_then_the_warm_start(
+    tmp_path: Path,
+) -> None:
+    """With a warm start the held-out tasks are evaluated three times at least: the base
+    model before the warm start, after it, and after RL; each row names its stage, and
+    the report heads its summary with all three."""
+    tasks = arithmetic_tasks(4)
+    (tmp_path / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    warm = [
+        {"task_id": t.id, "completion": f"<answer>{t.reference['answer']}</answer>"} for t in tasks
+    ]
+    (tmp_path / "warm.jsonl").write_text("".join(json.dumps(row) + "\n" for row in warm))
+    config = small_config(
+        tmp_path / "c.toml",
+        tasks="tasks.jsonl",
+        warmup_examples="warm.jsonl",
+        warmup_steps=2,
+        steps=1,
+        groups_per_step=1,
+        eval_every=1,
+        eval_tasks="tasks.jsonl",
+        eval_n=1,
+    )
+    result = rlv("train", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = rows(tmp_path / "run" / "metrics.jsonl")
+    assert [(m["phase"], m["step"], m.get("stage")) for m in metrics] == [
+        ("eval", -3, "base"),
+        ("warmup", -2, None),
+        ("warmup", -1, None),
+        ("eval", -1, "warm_start"),
+        ("rl", 0, None),
+        ("eval", 0, "rl"),
+    ]
+    samples = rows(tmp_path / "run" / "eval_samples.jsonl")
+    assert sorted({s["step"] for s in samples}) == [-3, -1, 0]
+    assert "held-out eval of the base model: mean reward" in result.stderr
+    assert "held-out eval after the warm start: mean reward" in result.stderr
+    page = (tmp_path / "run" / "report.html").read_text()
+    for label in ("base model", "after the warm start", "after 1 steps"):
+        assert f"held-out eval, {label}" in page
+
+
 def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
     held_out = tmp_path / "held_out.jsonl"
     held_out.write_text("".join(
@@ -344,7 +387,11 @@ def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = rows(tmp_path / "run" / "metrics.jsonl")
     evals = [m for m in metrics if m["phase"] == "eval"]
-    assert [(e["step"], e["trained_steps"]) for e in evals] == [(-1, 0), (0, 1), (1, 2)]
+    assert [(e["step"], e["trained_steps"], e["stage"]) for e in evals] == [
+        (-1, 0, "base"),
+        (0, 1, "rl"),
+        (1, 2, "rl"),
+    ]
     assert [m["step"] for m in metrics if m["phase"] == "rl"] == [0, 1]
     samples = rows(tmp_path / "run" / "eval_samples.jsonl")
     assert len(samples) == 3 * 2 * 2
@@ -366,8 +413,9 @@ def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
 
     assert seeds(-1) == seeds(1)
     page = (tmp_path / "run" / "report.html").read_text()
-    assert "held-out eval, first (after 0 steps)" in page
-    assert "held-out eval, last (after 2 steps)" in page
+    assert "held-out eval, base model" in page
+    assert "held-out eval, after 2 steps" in page
+    assert "held-out eval, after the warm start" not in page
 
     # rlv eval of the base model and of the run's last checkpoint draws the samples the
     # run's first and last held-out evals drew; compare pairs them by task

@@ -17,7 +17,14 @@ from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig, TrainingBackend
 from rl_verifier.train.datums import build_datums, drift
 from rl_verifier.train.environments import Turn, run_episode
-from rl_verifier.train.held_out import due, eval_line, held_out_eval
+from rl_verifier.train.held_out import (
+    Stage,
+    base_eval_due,
+    due,
+    eval_line,
+    held_out_eval,
+    stage_of,
+)
 from rl_verifier.train.metrics import (
     StepResult,
     check_failures,
@@ -191,15 +198,21 @@ class Trainer:
         self.run.append(CHECKPOINTS, {"step": step, "path": result.path, "kind": "state"})
 
     async def loop(self, start: int) -> None:
-        if start == 0:
-            await self.warm_start()
-        await self.board.publish(start, await self.training.save_weights_and_get_sampling_client())
-        queue: asyncio.Queue[Batch] = asyncio.Queue(maxsize=max(1, self.config.sampling_ahead))
-        producer = RolloutProducer(self.config, self.plan, self.renderer, self.board)
         executor = make_executor(self.config.executor, self.config.workers, self.config.ray_address)
         async with executor:
             engine = ScoringEngine(executor, keep_scores=False)
             self.engine = engine
+            if start == 0:
+                if base_eval_due(self.config):  # the base model, before the warm start
+                    base = await self.training.save_weights_and_get_sampling_client()
+                    await self.evaluate(base, 0, "base")
+                await self.warm_start()
+            sampler = await self.training.save_weights_and_get_sampling_client()
+            await self.board.publish(start, sampler)
+            queue: asyncio.Queue[Batch] = asyncio.Queue(
+                maxsize=max(1, self.config.sampling_ahead)
+            )
+            producer = RolloutProducer(self.config, self.plan, self.renderer, self.board)
             await self.held_out(start, unless_logged=True)  # a kill may have lost it
             producing = asyncio.create_task(producer.produce(engine, start, queue))
             try:
@@ -238,15 +251,21 @@ class Trainer:
         it, one from an earlier checkpoint rewinds it away with the step."""
         if not due(self.config, done):
             return
+        stage = stage_of(self.config, done)
         if unless_logged and any(
-            row.get("phase") == "eval" and row.get("trained_steps") == done
+            row.get("phase") == "eval"
+            and row.get("trained_steps") == done
+            and row.get("stage", stage) == stage
             for row in self.run.rows(METRICS)
         ):
             return
-        client, engine = self.board.client, self.engine
-        assert engine is not None  # set by loop()
+        await self.evaluate(self.board.client, done, stage)
+
+    async def evaluate(self, client: tinker.SamplingClient, done: int, stage: Stage) -> None:
+        """One held-out eval of ``client``'s weights, logged with its samples."""
+        assert self.engine is not None  # set by loop()
         row, samples = await held_out_eval(
-            self.config, self.plan, self.renderer, client, engine, done
+            self.config, self.plan, self.renderer, client, self.engine, done, stage
         )
         self.run.append(METRICS, row)
         for sample in samples:

@@ -226,23 +226,30 @@ def summarise_run(run: Run) -> Summary:
 
 
 def held_out_headline(run: Run) -> list[tuple[str, str]]:
-    """The first and last held-out evals, as summary rows."""
-    if not run.evals:
-        return []
-    picked = (
-        [("first", run.evals[0]), ("last", run.evals[-1])]
-        if len(run.evals) > 1
-        else [("only", run.evals[0])]
-    )
+    """The first held-out eval, the one after the warm start (if any) and the last, as
+    summary rows."""
+    picked: list[dict[str, Any]] = []
+    warm = [row for row in run.evals if row.get("stage") == "warm_start"]
+    for row in run.evals[:1] + warm[:1] + run.evals[-1:]:
+        if not any(row is seen for seen in picked):
+            picked.append(row)
     rows = []
-    for which, row in picked:
+    for row in picked:
         figures = _sub(row, "eval")
         parts = [f"mean reward {_interval(figures.get('mean_reward'))}"]
         for k, value in _sub(figures, "pass_at_k").items():
             parts.append(f"pass@{_e(k)} {_interval(value)}")
-        trained = _as_step(row.get("trained_steps"))
-        rows.append((f"held-out eval, {which} (after {trained} steps)", "; ".join(parts)))
+        rows.append((f"held-out eval, {_eval_when(row)}", "; ".join(parts)))
     return rows
+
+
+def _eval_when(row: dict[str, Any]) -> str:
+    stage = row.get("stage")
+    if stage == "base":
+        return "base model"
+    if stage == "warm_start":
+        return "after the warm start"
+    return f"after {_as_step(row.get('trained_steps'))} steps"
 
 
 def _interval(figure: Any) -> str:
