@@ -1,4 +1,4 @@
-"""docs/eval.md's "Base against trained: the demo": the demo is trained (here with its
+"""docs/eval.md's "Base against trained: the tiny-model demo": the demo is trained (here with its
 warm-up and RL cut short), its base and its checkpoint are evaluated on held-out tasks with
 the documented commands, and `rlv eval compare` prints lines shaped as documented, whose
 verdicts agree with their intervals."""
@@ -26,7 +26,7 @@ def fewer_samples(command: list[str]) -> list[str]:
     return [FEWER.get(command[i - 1], arg) if i else arg for i, arg in enumerate(command)]
 
 
-SECTION = "## Base against trained: the demo"
+SECTION = "## Base against trained: the tiny-model demo"
 
 
 def documented() -> tuple[list[list[str]], list[str]]:
