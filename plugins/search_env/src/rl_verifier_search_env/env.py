@@ -67,12 +67,14 @@ class SearchTools(ToolUse):
         max_turns: int = 4,
         system_prompt: str | None = SYSTEM_PROMPT,
         max_calls_per_turn: int = 8,
+        describe: bool = True,
     ) -> None:
         self.index = index
         super().__init__(
             {"search": make_search(index)},
             max_turns=max_turns,
             system_prompt=system_prompt,
+            describe=describe,
             max_calls_per_turn=max_calls_per_turn,
         )
 
@@ -84,6 +86,11 @@ class SearchTools(ToolUse):
 
 def make_env(config: TrainConfig, settings: SearchSettings | None = None) -> SearchTools:
     """The environment for a run: ``config.max_turns`` turns over the configured corpus
-    (``settings.corpus``, else :func:`corpus_source`)."""
-    corpus = settings.corpus if settings is not None else None
-    return SearchTools(load_index(corpus), max_turns=config.max_turns)
+    (``settings.corpus``, else :func:`corpus_source`), with the settings' system prompt."""
+    settings = settings or SearchSettings()
+    return SearchTools(
+        load_index(settings.corpus),
+        max_turns=config.max_turns,
+        system_prompt=settings.system_prompt or SYSTEM_PROMPT,
+        describe=settings.describe_tools,
+    )
