@@ -26,6 +26,8 @@ from rl_verifier.testing import score_once
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 LEAN = EXAMPLES / "lean"
+TOOLS = EXAMPLES / "tools"
+CALIBRATION = EXAMPLES / "calibration"
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
 SMALL = ["groups_per_step=2", "group_size=4", "save_every=1"]
 
@@ -52,8 +54,17 @@ def train_two_steps(config: Path, run_dir: Path, *overrides: str) -> list[dict[s
     return metrics
 
 
-def test_tool_recipe_trains_two_steps(tmp_path: Path) -> None:
-    metrics = train_two_steps(EXAMPLES / "tools" / "tools.toml", tmp_path / "run", "warmup_steps=2")
+def test_tool_recipe_trains_smollm2_two_steps(tmp_path: Path) -> None:
+    """SmolLM2 warm-started on two steps of scripted episodes, two RL steps in the search
+    environment, held-out evals (two held-out questions) before and after."""
+    from rl_verifier_server import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(r) + "\n" for r in rows(TOOLS / "heldout.jsonl")[:2]))
+    sets = ["warmup_steps=2", "eval_every=2", f"eval_tasks={few}", "eval_n=1"]
+    metrics = train_two_steps(TOOLS / "tools.toml", tmp_path / "run", *sets)
     warmup = [m for m in metrics if m["phase"] == "warmup"]
     assert [m["step"] for m in warmup] == [-2, -1]
     assert all(0 < m["loss"] < 20 for m in warmup)  # multi-turn episodes replayed and trained
@@ -62,6 +73,9 @@ def test_tool_recipe_trains_two_steps(tmp_path: Path) -> None:
         assert row["turns_mean"] >= 1
         if row["status"]["ok"]:
             assert {"citation_validity", "calls", "thrift"} <= set(row["components"])
+    evals = [m for m in metrics if m["phase"] == "eval"]
+    assert [m.get("stage") for m in evals] == ["base", "warm_start", "rl"]
+    assert all(m["eval"]["samples"] == 2 for m in evals)
 
 
 def test_math_recipe_trains_two_steps(tmp_path: Path) -> None:
@@ -72,6 +86,50 @@ def test_math_recipe_trains_two_steps(tmp_path: Path) -> None:
 def test_calibration_recipe_the_demo_trains_two_steps(tmp_path: Path) -> None:
     metrics = train_two_steps(EXAMPLES / "demo" / "demo.toml", tmp_path / "run", "warmup_steps=2")
     assert all(m["status"]["error"] == 0 for m in metrics if m["phase"] == "rl")
+
+
+def test_calibration_recipe_trains_smollm2_two_steps_with_held_out_evals(
+    tmp_path: Path,
+) -> None:
+    """The Mantic recipe (and `make demo`): SmolLM2, one warm-up step, two RL steps, the
+    base model's, the warm start's and the trained policy's held-out evals (four held-out
+    questions, one sample each)."""
+    from rl_verifier_server import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(r) + "\n" for r in rows(CALIBRATION / "heldout.jsonl")[:4]))
+    sets = ["warmup_steps=1", "eval_every=2", f"eval_tasks={few}", "eval_n=1"]
+    metrics = train_two_steps(CALIBRATION / "calibration.toml", tmp_path / "run", *sets)
+    evals = [m for m in metrics if m["phase"] == "eval"]
+    assert [m.get("stage") for m in evals] == ["base", "warm_start", "rl"]
+    for row in evals:
+        assert row["eval"]["samples"] == 4 and row["eval"]["status"].get("error", 0) == 0
+    assert all(m["status"]["error"] == 0 for m in metrics if m["phase"] == "rl")
+
+
+def test_calibration_files_are_what_make_calibration_writes(tmp_path: Path) -> None:
+    """The held-out questions are about entities never trained on; each split resolves
+    exactly at its stated rates; the files are make_calibration.py's output."""
+    spec = importlib.util.spec_from_file_location(
+        "make_calibration", CALIBRATION / "make_calibration.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.HERE = tmp_path
+    module.main()
+    for name in ("train.jsonl", "heldout.jsonl", "warmup.jsonl"):
+        assert (tmp_path / name).read_text() == (CALIBRATION / name).read_text(), name
+    train, held = rows(CALIBRATION / "train.jsonl"), rows(CALIBRATION / "heldout.jsonl")
+    assert (len(train), len(held)) == (480, 160)
+    assert not {r["metadata"]["entity"] for r in train} & {r["metadata"]["entity"] for r in held}
+    assert not {json.dumps(r["prompt"]) for r in train} & {json.dumps(r["prompt"]) for r in held}
+    for split in (train, held):
+        for rate in (0.9, 0.1):
+            outcomes = [r["reference"]["outcome"] for r in split if r["metadata"]["rate"] == rate]
+            assert fmean(outcomes) == pytest.approx(rate, abs=0.01)  # exact shares, rounded
 
 
 def test_arithmetic_recipe_trains_smollm2_two_steps_with_held_out_evals(tmp_path: Path) -> None:
@@ -186,7 +244,7 @@ def test_lean_warmup_teaches_the_format_not_which_form_fits() -> None:
 def test_a_script_the_environment_ends_early_stops_the_run_in_one_line(tmp_path: Path) -> None:
     # The first reply makes no call, so search_tools ends the episode after it: the row's
     # second turn can never be trained in context.
-    row = {"task_id": "fictopedia-001", "completion": [
+    row = {"task_id": "fictopedia-002", "completion": [
         {"role": "assistant", "content": "No search needed."},
         {"role": "assistant", "content": "[fx-001]"},
     ]}  # fmt: skip
@@ -208,7 +266,7 @@ def test_a_script_the_environment_ends_early_stops_the_run_in_one_line(tmp_path:
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.startswith("rlv: error")]
     assert lines == [
-        "rlv: error: warm-up example of task 'fictopedia-001': the environment ended the episode "
+        "rlv: error: warm-up example of task 'fictopedia-002': the environment ended the episode "
         "after 1 of its 2 assistant turns"
     ], result.stderr[-2000:]
 
@@ -236,23 +294,39 @@ def replayed(task: Task, replies: list[str]) -> list[dict[str, Any]]:
     return messages[len(env.start(task)) :]
 
 
-def test_tool_warmup_teaches_the_format_not_the_policy() -> None:
+def test_tool_warmup_teaches_the_mechanics_not_the_budget() -> None:
+    """Every scripted episode searches the entity's name, answers from the document that
+    comes back and cites it; half search a second time, over the budget of one, so keeping
+    to the budget is learned from the reward."""
     from rl_verifier_tool_calls import ToolCallsVerifier
 
-    folder = EXAMPLES / "tools"
-    tasks = {t["id"]: Task.model_validate(t) for t in rows(folder / "tasks.jsonl")}
+    tasks = {t["id"]: Task.model_validate(t) for t in rows(TOOLS / "tasks.jsonl")}
     config = {"max_calls": 1, "target_calls": 1}
     pairs = []
-    for row in rows(folder / "warmup.jsonl"):
+    for row in rows(TOOLS / "warmup.jsonl"):
         replies = [m["content"] for m in row["completion"] if m["role"] == "assistant"]
         pairs.append((tasks[row["task_id"]], replayed(tasks[row["task_id"]], replies)))
-    assert len(pairs) == len(tasks) == 200
+    assert len(pairs) == len(tasks) == 151
     scores = score_once(ToolCallsVerifier(config), pairs)
     components = {k: fmean(s.components[k] for s in scores) for k in scores[0].components}
     assert components["legality"] == 1.0  # every scripted call is legal
-    assert components["answer"] == 0.0  # no answer is taught
-    assert 0.4 < components["citation_validity"] < 0.6  # half cite a returned document
+    assert components["answer"] == 1.0  # read out of the returned document
+    assert components["citation_validity"] == 1.0  # the document returned is cited
     assert 1.4 < components["calls"] < 1.6  # half search twice, over the budget of one
+    assert 0.4 < fmean(s.components["thrift"] for s in scores) < 0.6
+
+
+def test_tool_held_out_entities_are_never_trained_on() -> None:
+    """No held-out question, entity or supporting document occurs in training or warm-up."""
+    train = rows(TOOLS / "tasks.jsonl")
+    held = rows(TOOLS / "heldout.jsonl")
+    assert (len(train), len(held)) == (151, 49)
+    assert not {r["prompt"] for r in train} & {r["prompt"] for r in held}
+    assert not {r["metadata"]["entity"] for r in train} & {r["metadata"]["entity"] for r in held}
+    held_docs = {doc for r in held for doc in r["reference"]["support"]}
+    warm_text = (TOOLS / "warmup.jsonl").read_text()
+    assert not any(f"[{doc}]" in warm_text for doc in held_docs)
+    assert {r["metadata"]["kind"] for r in held} == {r["metadata"]["kind"] for r in train}
 
 
 def test_judge_rank_recipe_is_a_valid_run_with_a_held_out_split(

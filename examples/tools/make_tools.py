@@ -1,21 +1,23 @@
 """Generate the tool recipe's tasks and warm-up episodes (deterministic; rerun to refresh).
 
-Tasks: Fictopedia's 200 single-hop questions, as the `fictopedia` task set has them. One
-search finds each answer, so the recipe's budget is one call (see tools.toml).
+Tasks: Fictopedia's 200 single-hop questions, one per entity (a town, an inventor, a river
+or a ship), with a short prompt. A quarter of the entities of each kind are held out
+(`heldout.jsonl`): the policy never trains on a question about them, and their documents
+are ones no training episode retrieves. One search by the entity's name finds the answer,
+so the recipe's budget is one call (see tools.toml).
 
-Warm-up: one scripted episode per task, written as its assistant turns only: `rlv train`
-replays them through the `search_tools` environment, which runs the searches, so the tool
-results the warm-up trains around are the real ones. Each episode is a reply with search
-calls, then a final reply that is only a citation. What the built-in model (a million
-parameters, random weights under its LoRA) can learn in minutes sets the script's limits:
-it cannot copy a name out of the question or an id out of a search result, let alone read
-an answer, so the scripted search is one keyword per kind of question (`founded`,
-`inventor`, `river`, `ship`) and no answer is written (the verifier's answer part stays 0).
+Warm-up: one scripted episode per training task, written as its assistant turns only:
+`rlv train` replays them through the `search_tools` environment, which runs the searches,
+so the results the warm-up trains around are the real ones. The scripted searcher queries
+the entity's name, reads the answer out of the document that comes back and cites it:
 
-The script teaches the *format*, not what the reward prefers: half of the episodes search
-twice (over the budget), and half cite the document their search returned while the other
-half cite an id no search returned. Keeping within the budget and citing what the search
-returned are left for RL to learn from the verifier's reward.
+    <tool_call>{"name": "search", "arguments": {"query": "Hale Deidae", "k": 1}}</tool_call>
+    <answer>singing barometer</answer> [fx-001]
+
+but in half of its episodes it searches a second time in the same reply (the name again,
+with the kind of question: "Hale Deidae inventor"), which the recipe's budget of one call
+scores 0. The warm start teaches the mechanics (what to search for, where the answer is,
+what to cite); keeping within the budget is left for RL to learn from the reward.
 
 Run: python examples/tools/make_tools.py
 """
@@ -24,10 +26,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rl_verifier import Task
 from rl_verifier.internal import write_text
 from rl_verifier_search_env.corpus import load_index
 from rl_verifier_search_env.env import make_search
@@ -35,12 +39,38 @@ from rl_verifier_search_env.fictopedia import fictopedia_tasks
 
 HERE = Path(__file__).parent
 K = 1  # one result per search keeps episodes short
-KEYWORDS = {  # kind of question -> the scripted search
-    "town_founded": "founded",
-    "invention": "inventor",
-    "river_length": "river",
-    "ship_builder": "ship",
+HELD_OUT_SHARE = 4  # one entity in four, per kind of question
+INSTRUCTION = (
+    "Search, then answer inside <answer></answer> and cite the document's id, like [fx-012]."
+)
+# kind of question -> (how the question names its entity, the word a second search adds)
+KINDS = {
+    "town_founded": (r"In what year was (.+) founded\?", "founded"),
+    "invention": (r"What did (.+) invent\?", "inventor"),
+    "river_length": (r"How long is the (.+) River, in kilometres\?", "river"),
+    "ship_builder": (r"Who built the ship (.+)\?", "ship"),
 }
+
+
+def question_of(task: Task) -> str:
+    """The question line of a Fictopedia prompt."""
+    assert isinstance(task.prompt, str)
+    return task.prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+
+
+def entity_of(task: Task) -> str:
+    pattern, _ = KINDS[str(task.metadata["kind"])]
+    found = re.fullmatch(pattern, question_of(task))
+    assert found, question_of(task)
+    return found.group(1)
+
+
+def short_task(task: Task) -> dict[str, Any]:
+    """The task with the recipe's short prompt (same reference, tools and metadata)."""
+    row = task.model_dump(mode="json")
+    row["prompt"] = f"Question: {question_of(task)}\n{INSTRUCTION}"
+    row["metadata"] = {**row["metadata"], "entity": entity_of(task)}
+    return row
 
 
 def call(query: str) -> str:
@@ -48,30 +78,41 @@ def call(query: str) -> str:
     return f"<tool_call>{json.dumps({'name': 'search', 'arguments': arguments})}</tool_call>"
 
 
+def split(tasks: list[Task], rng: random.Random) -> tuple[list[Task], list[Task]]:
+    """Training and held-out tasks: a quarter of each kind's entities held out."""
+    train, held = [], []
+    for kind in KINDS:
+        of_kind = [t for t in tasks if t.metadata["kind"] == kind]
+        chosen = set(rng.sample(range(len(of_kind)), len(of_kind) // HELD_OUT_SHARE))
+        for i, task in enumerate(of_kind):
+            (held if i in chosen else train).append(task)
+    return train, held
+
+
+def episode(task: Task, search: Any, twice: bool) -> dict[str, Any]:
+    """The scripted episode: search the entity's name (twice over the budget when
+    ``twice``), then answer from the document and cite it."""
+    name = entity_of(task)
+    found = search(name, K)[0]
+    assert found["id"] == task.reference["support"][0], (task.id, found["id"])
+    first = call(name)
+    replies = [first + call(f"{name} {KINDS[str(task.metadata['kind'])][1]}") if twice else first]
+    replies.append(f"<answer>{task.reference['answers'][0]}</answer> [{found['id']}]")
+    turns = [{"role": "assistant", "content": reply} for reply in replies]
+    return {"task_id": task.id, "completion": turns}
+
+
 def main() -> None:
-    rng = random.Random(20261201)
+    rng = random.Random(20261207)
     search = make_search(load_index())
     tasks = [t for t in fictopedia_tasks() if t.metadata["hops"] == 1]
-    all_ids = [f"fx-{i:03d}" for i in range(1, 201)]
-    rows = []
-    for task in tasks:
-        query = KEYWORDS[str(task.metadata["kind"])]
-        calls = rng.choice((1, 2))
-        returned = [doc["id"] for doc in search(query, K)]
-        if rng.random() < 0.5:
-            cited = returned[0]
-        else:
-            cited = rng.choice([i for i in all_ids if i not in returned])
-        replies = [call(query) * calls, f"[{cited}]"]
-        rows.append(
-            {
-                "task_id": task.id,
-                "completion": [{"role": "assistant", "content": r} for r in replies],
-            }
-        )
-    write_jsonl(HERE / "tasks.jsonl", [t.model_dump(mode="json") for t in tasks])
-    write_jsonl(HERE / "warmup.jsonl", rows)
-    print(f"wrote {len(tasks)} tasks and {len(rows)} warm-up episodes to {HERE}")
+    train, held = split(tasks, rng)
+    twice = set(rng.sample(range(len(train)), len(train) // 2))
+    warmup = [episode(task, search, i in twice) for i, task in enumerate(train)]
+    write_jsonl(HERE / "tasks.jsonl", [short_task(t) for t in train])
+    write_jsonl(HERE / "heldout.jsonl", [short_task(t) for t in held])
+    write_jsonl(HERE / "warmup.jsonl", warmup)
+    print(f"wrote {len(train)} training tasks, {len(held)} held-out, {len(warmup)} episodes")
 
 
 def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
