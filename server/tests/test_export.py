@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tinker
+from rlv_numerics import float32_tolerance
 from tinker import types
 
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.tiny_model import VOCAB_SIZE
 
 KEY = "tml-export-test"
 SEQUENCE = [1, 20, 30, 40, 2, 1, 50, 60, 70, 80, 90, 2]
-AGREEMENT = 1e-5  # largest |logprob difference| accepted between the server and plain peft
 
 # Plain transformers + peft, as a user would load the download: the base model by name
 # (offline, from the Hugging Face cache) and each adapter folder onto a fresh copy of it
@@ -89,6 +90,14 @@ def peft_logprobs(*adapters: Path | None) -> list[np.ndarray]:
     return [np.array(values) for values in json.loads(done.stdout)]
 
 
+def agreement(served: np.ndarray) -> float:
+    """The largest |logprob difference| accepted between the server and plain peft, which
+    sum the vocabulary's float32 terms in other orders (logsumexp against log_softmax, in
+    other processes): about 9e-3 here. Exporting the checkpoint of one step earlier moves
+    these logprobs by 2.6; the base model's are 6.5 away."""
+    return float32_tolerance(served, VOCAB_SIZE)
+
+
 def fetch(url: str, folder: Path, name: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with urllib.request.urlopen(url, timeout=60) as response:  # no API key: the URL is signed
@@ -110,8 +119,8 @@ def test_an_export_downloads_as_a_peft_adapter_that_reproduces_the_server(
     assert config["base_model_name_or_path"] == "rlv/tiny-chat" and config["r"] == 4
 
     local, base = peft_logprobs(tmp_path / "adapter", None)
-    assert np.abs(local - served).max() < AGREEMENT
-    assert np.abs(base - served).max() > 100 * AGREEMENT  # training changed the model
+    assert np.abs(local - served).max() < agreement(served)
+    assert np.abs(base - served).max() > 1.0  # training changed the model
 
     tampered = signed.urls["adapter_model.safetensors"].replace("signature=", "signature=0")
     with pytest.raises(urllib.error.HTTPError) as refused:
@@ -137,7 +146,7 @@ def test_the_cookbook_downloads_a_training_checkpoint(
         "adapter_model.safetensors",
     ]
     [downloaded] = peft_logprobs(tmp_path / "adapter")
-    assert np.abs(downloaded - served).max() < AGREEMENT
+    assert np.abs(downloaded - served).max() < agreement(served)
     rest = tinker.RestClient(base_url=server.url, api_key=KEY)  # not from the environment:
     left = rest.list_user_checkpoints().result().checkpoints  # the SDK caches that client
     assert [c.tinker_path for c in left if c.checkpoint_type == "external"] == [
@@ -161,7 +170,7 @@ def test_rlv_export_writes_the_same_adapter_without_the_sdk(
     assert done.returncode == 0, done.stderr
     assert "LoRA rank 4 on rlv/tiny-chat" in done.stdout
     [exported] = peft_logprobs(tmp_path / "a")
-    assert np.abs(exported - served).max() < AGREEMENT
+    assert np.abs(exported - served).max() < agreement(served)
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
