@@ -46,13 +46,11 @@ typecheck: install
 
 # The docker sandbox tests need an engine: tools/with-dockerd.sh starts one (as root) when none
 # answers, builds the sandbox image (cached), and stops the daemon it started afterwards.
-# Two workers (one a core), whole modules per worker so module fixtures load once; the 30
-# slowest tests are listed; conftest.py writes the counts for the summary line.
+# The 30 slowest tests are listed; conftest.py writes the counts for the summary line.
 SUMMARY := .pytest-summary.json
 pytest: install
 	rm -f $(SUMMARY)
-	RLV_TEST_SUMMARY=$(SUMMARY) bash tools/with-dockerd.sh $(VENV)/bin/pytest -q \
-	  -n 2 --dist loadfile --durations=30
+	RLV_TEST_SUMMARY=$(SUMMARY) bash tools/with-dockerd.sh $(VENV)/bin/pytest -q --durations=30
 
 # One line at the end, green or not: passed, failed, skipped (reasons grouped), wall time.
 test:

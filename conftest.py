@@ -49,3 +49,30 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             if shutil.which(command) is None:
                 how = HOW_TO_GET.get(command, "not provided by `make system-deps`")
                 pytest.skip(f"{command} is not installed here ({how})")
+
+
+# The suite's health in one record, for `make test`'s last line (tools/test_summary.py):
+# counts, the skip reasons grouped, pytest's wall time. Written where RLV_TEST_SUMMARY says.
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    target = os.environ.get("RLV_TEST_SUMMARY")
+    if not target or hasattr(terminalreporter.config, "workerinput"):
+        return
+    import json
+    import time
+    from collections import Counter
+
+    stats = terminalreporter.stats
+    reasons: Counter[str] = Counter()
+    for report in stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    counts = {
+        key: len([r for r in stats.get(key, []) if getattr(r, "when", "call") != "teardown"])
+        for key in ("passed", "failed", "error", "xfailed", "xpassed")
+    }
+    counts["skipped"] = sum(reasons.values())
+    started = getattr(terminalreporter, "_session_start", None)
+    wall = time.time() - started.time if started is not None else None
+    record = {"counts": counts, "skip_reasons": dict(reasons), "pytest_wall_s": wall}
+    Path(target).write_text(json.dumps(record))
