@@ -36,6 +36,20 @@ def rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def need_smollm2() -> None:
+    """Skip unless SmolLM2-135M-Instruct's wheel is installed."""
+    from rl_verifier_server import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
+
+
+def first_rows(source: Path, count: int, target: Path) -> Path:
+    """``target`` holding the first ``count`` rows of ``source`` (a few held-out tasks)."""
+    target.write_text("".join(json.dumps(row) + "\n" for row in rows(source)[:count]))
+    return target
+
+
 def train_two_steps(config: Path, run_dir: Path, *overrides: str) -> list[dict[str, Any]]:
     """``rlv train CONFIG`` for two RL steps (and two warm-up steps); the metrics rows."""
     sets = [f"run_dir={run_dir}", "steps=2", *SMALL, *overrides]
@@ -57,12 +71,8 @@ def train_two_steps(config: Path, run_dir: Path, *overrides: str) -> list[dict[s
 def test_tool_recipe_trains_smollm2_two_steps(tmp_path: Path) -> None:
     """SmolLM2 warm-started on one step of scripted episodes, two RL steps in the search
     environment, held-out evals (two held-out questions) before and after."""
-    from rl_verifier_server import smollm2
-
-    if not smollm2.is_available():
-        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
-    few = tmp_path / "few.jsonl"
-    few.write_text("".join(json.dumps(r) + "\n" for r in rows(TOOLS / "heldout.jsonl")[:2]))
+    need_smollm2()
+    few = first_rows(TOOLS / "heldout.jsonl", 2, tmp_path / "few.jsonl")
     sets = ["warmup_steps=1", "eval_every=2", f"eval_tasks={few}", "eval_n=1"]
     metrics = train_two_steps(TOOLS / "tools.toml", tmp_path / "run", *sets)
     warmup = [m for m in metrics if m["phase"] == "warmup"]
@@ -94,12 +104,8 @@ def test_calibration_recipe_trains_smollm2_two_steps_with_held_out_evals(
     """The Mantic recipe (and `make demo`): SmolLM2, one warm-up step, two RL steps, the
     base model's, the warm start's and the trained policy's held-out evals (four held-out
     questions, one sample each)."""
-    from rl_verifier_server import smollm2
-
-    if not smollm2.is_available():
-        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
-    few = tmp_path / "few.jsonl"
-    few.write_text("".join(json.dumps(r) + "\n" for r in rows(CALIBRATION / "heldout.jsonl")[:4]))
+    need_smollm2()
+    few = first_rows(CALIBRATION / "heldout.jsonl", 4, tmp_path / "few.jsonl")
     sets = ["warmup_steps=1", "eval_every=2", f"eval_tasks={few}", "eval_n=1"]
     metrics = train_two_steps(CALIBRATION / "calibration.toml", tmp_path / "run", *sets)
     evals = [m for m in metrics if m["phase"] == "eval"]
@@ -135,17 +141,13 @@ def test_calibration_files_are_what_make_calibration_writes(tmp_path: Path) -> N
 def test_arithmetic_recipe_trains_smollm2_two_steps_with_held_out_evals(tmp_path: Path) -> None:
     """The real-model recipe: SmolLM2-135M-Instruct, two RL steps, the base model's and the
     trained policy's held-out evals (on two of its held-out questions, one sample each)."""
-    from rl_verifier_server import smollm2
-
-    if not smollm2.is_available():
-        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
+    need_smollm2()
     held_out = rows(EXAMPLES / "arithmetic" / "heldout.jsonl")
     train_ids = {row["id"] for row in rows(EXAMPLES / "arithmetic" / "tasks.jsonl")}
     assert not train_ids & {row["id"] for row in held_out}
     questions = {row["prompt"] for row in rows(EXAMPLES / "arithmetic" / "tasks.jsonl")}
     assert not questions & {row["prompt"] for row in held_out}  # no question in both
-    few = tmp_path / "few.jsonl"
-    few.write_text("".join(json.dumps(row) + "\n" for row in held_out[:2]))
+    few = first_rows(EXAMPLES / "arithmetic" / "heldout.jsonl", 2, tmp_path / "few.jsonl")
     sets = ["eval_every=2", f"eval_tasks={few}", "eval_n=1", "max_tokens=8"]
     metrics = train_two_steps(EXAMPLES / "arithmetic" / "arithmetic.toml", tmp_path / "run", *sets)
     evals = [m for m in metrics if m["phase"] == "eval"]
@@ -175,12 +177,8 @@ LEAN_MISSING = lean_missing()
 def test_lean_recipe_trains_smollm2_two_steps_against_the_kernel(tmp_path: Path) -> None:
     """SmolLM2 warm-started on the format (one step), two RL steps scored by the real kernel,
     held-out evals before and after (two held-out theorems, one sample each)."""
-    from rl_verifier_server import smollm2
-
-    if not smollm2.is_available():
-        pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")
-    few = tmp_path / "few.jsonl"
-    few.write_text("".join(json.dumps(row) + "\n" for row in rows(LEAN / "heldout.jsonl")[:2]))
+    need_smollm2()
+    few = first_rows(LEAN / "heldout.jsonl", 2, tmp_path / "few.jsonl")
     sets = ["warmup_steps=1", "eval_every=2", f"eval_tasks={few}", "eval_n=1"]
     metrics = train_two_steps(LEAN / "lean.toml", tmp_path / "run", *sets)
     assert [m["phase"] for m in metrics if m["phase"] != "eval"] == ["warmup", "rl", "rl"]
