@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any, cast
@@ -212,6 +213,11 @@ def on_held_compute(
         compute.later(hold)
         answers = scenario(compute, batches, log)
         release.set()
+        # the compute thread takes every queued job before the event loop runs again: a
+        # cancel made on the loop must be seen without the loop's callbacks having run
+        deadline = time.monotonic() + 10
+        while batches._pending and time.monotonic() < deadline:
+            time.sleep(0.001)
         return list(await asyncio.gather(*answers, return_exceptions=True))
 
     try:

@@ -533,4 +533,7 @@ def test_sandbox_still_works_after_bombs(fast: PytestVerifier, tasks: dict[str, 
     for name in ("fork_bomb", "memory_bomb"):
         score(fast, tasks[TASK_IDS[H]], ATTACKS[name][H])
     code = "def cheat():\n    return True\n" + RIGHT[H]
-    assert score(fast, tasks[TASK_IDS[H]], code).reward == 1.0
+    # a roomy deadline: this asks whether the sandbox works, not how fast it starts on cores
+    # that the bombs' teardown (or another job) keeps busy
+    after = score(fast, tasks[TASK_IDS[H]], code, timeout_s=60.0)
+    assert (after.status, after.reward) == (Status.OK, 1.0), (after.info, after.error)

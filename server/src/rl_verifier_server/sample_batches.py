@@ -54,7 +54,9 @@ class SampleJob:
     rows: int
     epoch: int = 0
     arrived: float = 0.0
-    cancelled: bool = False
+    # whether the job's answer was cancelled; read on the compute thread, so a cancel made
+    # on the event loop is seen at once, not when the loop next runs its callbacks
+    cancelled: Callable[[], bool] = field(default=lambda: False)
     settle: Callable[[object, BaseException | None], None] = field(default=lambda v, e: None)
 
 
@@ -90,11 +92,7 @@ class SampleBatches:
 
             loop.call_soon_threadsafe(put)
 
-        def on_done(future: asyncio.Future[Any]) -> None:
-            if future.cancelled():
-                job.cancelled = True
-
-        answer.add_done_callback(on_done)
+        job.cancelled = answer.cancelled
         job.settle = settle
         job.epoch = self.compute.epoch
         job.arrived = time.monotonic()
@@ -131,7 +129,7 @@ class SampleBatches:
         """Run one batch of the jobs queued in ``epoch`` (compute thread)."""
         groups: dict[tuple[int, str | None], list[Part]] = {}
         for job in self._take(epoch):
-            if job.cancelled:
+            if job.cancelled():
                 job.settle(None, Cancelled("the request was cancelled"))
                 continue
             try:
@@ -178,6 +176,6 @@ def _listen(job: SampleJob, parts: list[Part]) -> None:
 
     for index, part in enumerate(parts):
         part.request.on_done = lambda result, index=index: done(index, result)
-        part.request.cancelled = lambda: job.cancelled
+        part.request.cancelled = job.cancelled
     if not parts:
         complete()
