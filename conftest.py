@@ -32,8 +32,24 @@ HOW_TO_GET = {
     "bwrap": "Debian package bubblewrap; run `make system-deps` as root",
     "chromium": "Debian package chromium; run `make system-deps` as root",
     "chromedriver": "Debian package chromium-driver; run `make system-deps` as root",
-    "lake": "a Lean toolchain; see `rlv lean doctor`",
+    "lean-repl": "a Lean REPL: ../shared/lean4-2021, RLV_LEAN_REPL or RLV_LEAN_PROJECT",
 }
+
+
+def _lean_repl_found() -> bool:
+    """Whether the `lean` plugin can launch a REPL here (a project, a front or `repl`)."""
+    from rl_verifier_lean.config import LeanConfig
+    from rl_verifier_lean.locate import LeanMissing, repl_launch
+
+    try:
+        repl_launch(LeanConfig(), sandboxed=False)
+    except LeanMissing:
+        return False
+    return True
+
+
+# requirements that are not one command on PATH -> how to tell
+FOUND_BY = {"lean-repl": _lean_repl_found}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -46,7 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("requires"):
         for command in mark.args:
-            if shutil.which(command) is None:
+            found = FOUND_BY[command]() if command in FOUND_BY else shutil.which(command)
+            if not found:
                 how = HOW_TO_GET.get(command, "not provided by `make system-deps`")
                 pytest.skip(f"{command} is not installed here ({how})")
 

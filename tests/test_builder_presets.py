@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from rl_verifier.web.app import available_presets, create_app
 
-NEEDS = {"lean": ("lake",), "pytest": ("bwrap",)}  # commands each preset's verifier runs
+NEEDS = {"lean": ("lean-repl",), "pytest": ("bwrap",)}  # commands each preset's verifier runs
 PRESETS = [
     pytest.param(
         p,

@@ -25,7 +25,7 @@ from rl_verifier.web.app import available_presets
 from rl_verifier_server.launch import LocalServer
 
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
-NEEDS = {"lean": ("lake",), "pytest": ("bwrap",)}  # commands each preset's verifier runs
+NEEDS = {"lean": ("lean-repl",), "pytest": ("bwrap",)}  # commands each preset's verifier runs
 SINGLE_TURN = [p["values"] for p in available_presets() if p["values"]["max_turns"] == 1]
 PRESETS = [
     pytest.param(v, id=v["verifier"], marks=pytest.mark.requires(*NEEDS.get(v["verifier"], ())))
