@@ -7,7 +7,7 @@ PLUGINS := $(sort $(wildcard plugins/*))
 DISTS := core server sandbox $(PLUGINS)
 STAMP := $(VENV)/.installed
 
-.PHONY: system-deps install demo test lint typecheck pytest clean
+.PHONY: system-deps install demo test test-slow lint typecheck pytest pytest-slow clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,17 +46,32 @@ typecheck: install
 
 # The docker sandbox tests need an engine: tools/with-dockerd.sh starts one (as root) when none
 # answers, builds the sandbox image (cached), and stops the daemon it started afterwards.
-# The 30 slowest tests are listed; conftest.py writes the counts for the summary line.
+# Two workers (pytest-xdist), one torch thread each; the 30 slowest tests are listed;
+# conftest.py writes the counts for the summary line.
+# `make test` is the fast lane: every test but those marked `slow` (end-to-end runs of 8 s or
+# more: training, SmolLM2, installs into fresh venvs, Ray, third-party trainers), which
+# `make test-slow` runs; CI (.ci/run) runs both.
 SUMMARY := .pytest-summary.json
+RUN_PYTEST := OMP_NUM_THREADS=1 RLV_TEST_SUMMARY=$(SUMMARY) bash tools/with-dockerd.sh \
+  $(VENV)/bin/pytest -q --durations=30 -n 2
 pytest: install
 	rm -f $(SUMMARY)
-	RLV_TEST_SUMMARY=$(SUMMARY) bash tools/with-dockerd.sh $(VENV)/bin/pytest -q --durations=30
+	$(RUN_PYTEST) --dist loadfile -m 'not slow'
+
+pytest-slow: install
+	rm -f $(SUMMARY)
+	$(RUN_PYTEST) --dist load -m slow
 
 # One line at the end, green or not: passed, failed, skipped (reasons grouped), wall time.
 test:
 	@started=$$(date +%s); status=0; rm -f $(SUMMARY); \
 	$(MAKE) --no-print-directory lint typecheck pytest || status=$$?; \
-	$(PYTHON) tools/test_summary.py $(SUMMARY) $$started $$status; exit $$status
+	$(PYTHON) tools/test_summary.py $(SUMMARY) $$started $$status "make test"; exit $$status
+
+test-slow:
+	@started=$$(date +%s); status=0; rm -f $(SUMMARY); \
+	$(MAKE) --no-print-directory pytest-slow || status=$$?; \
+	$(PYTHON) tools/test_summary.py $(SUMMARY) $$started $$status "make test-slow"; exit $$status
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache $(SUMMARY)

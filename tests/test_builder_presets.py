@@ -26,6 +26,7 @@ PRESETS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_downloaded_preset_loop_runs_two_local_steps(preset: dict, tmp_path: Path) -> None:
     form = {

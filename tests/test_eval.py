@@ -53,6 +53,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "evals" / "base"
 
 
+@pytest.mark.slow
 def test_the_documented_example_prints_what_the_docs_say(base: Path) -> None:
     _, _, expected = doc_blocks()
     printed = (base.parent.parent / "stdout.txt").read_text().splitlines()
@@ -81,6 +82,7 @@ def test_summary_agrees_with_the_samples_it_was_made_from(base: Path) -> None:
     assert "pass@4" in (base / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_resume_redraws_exactly_the_missing_samples(base: Path, tmp_path: Path) -> None:
     """Same seed, same samples: rows removed from the file come back identical, and a
     larger -n adds only the new indices."""
@@ -122,6 +124,7 @@ def resumable_copy(base: Path, folder: Path, lines: list[str]) -> list[str]:
     return [*args, "--resume"]
 
 
+@pytest.mark.slow
 def test_resume_samples_again_every_row_a_fresh_score_could_not_be(
     base: Path, tmp_path: Path
 ) -> None:
@@ -218,6 +221,7 @@ def test_bad_inputs_fail_in_one_line_before_anything(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_kill_9_at_a_random_point_then_resume(tmp_path: Path) -> None:
     tasks = tmp_path / "t.jsonl"
     tasks.write_text("".join(

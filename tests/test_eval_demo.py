@@ -45,6 +45,7 @@ def rlv(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@pytest.mark.slow
 def test_the_demo_against_its_base_on_held_out_tasks(tmp_path: Path) -> None:
     (train, base, trained, compare), expected = documented()
     assert train[:2] == ["train", "examples/demo/demo.toml"]

@@ -50,6 +50,7 @@ def run_eval(out: Path, *how: str) -> dict[str, Any]:
     return summary
 
 
+@pytest.mark.slow
 def test_smollm2_on_a_bundled_task_set(server: LocalServer, tmp_path: Path) -> None:
     summary = run_eval(tmp_path / "ev", "--base-url", server.url)
     tasks = load_task_source(TASKS)

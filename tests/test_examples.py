@@ -68,6 +68,7 @@ def train_two_steps(config: Path, run_dir: Path, *overrides: str) -> list[dict[s
     return metrics
 
 
+@pytest.mark.slow
 def test_tool_recipe_trains_smollm2_two_steps(tmp_path: Path) -> None:
     """SmolLM2 warm-started on one step of scripted episodes, two RL steps in the search
     environment, held-out evals (two held-out questions) before and after."""
@@ -88,16 +89,19 @@ def test_tool_recipe_trains_smollm2_two_steps(tmp_path: Path) -> None:
     assert all(m["eval"]["samples"] == 2 for m in evals)
 
 
+@pytest.mark.slow
 def test_math_recipe_trains_two_steps(tmp_path: Path) -> None:
     metrics = train_two_steps(EXAMPLES / "math" / "math.toml", tmp_path / "run", "warmup_steps=2")
     assert [m["phase"] for m in metrics] == ["warmup", "warmup", "rl", "rl"]
 
 
+@pytest.mark.slow
 def test_calibration_recipe_the_demo_trains_two_steps(tmp_path: Path) -> None:
     metrics = train_two_steps(EXAMPLES / "demo" / "demo.toml", tmp_path / "run", "warmup_steps=2")
     assert all(m["status"]["error"] == 0 for m in metrics if m["phase"] == "rl")
 
 
+@pytest.mark.slow
 def test_calibration_recipe_trains_smollm2_two_steps_with_held_out_evals(
     tmp_path: Path,
 ) -> None:
@@ -138,6 +142,7 @@ def test_calibration_files_are_what_make_calibration_writes(tmp_path: Path) -> N
             assert fmean(outcomes) == pytest.approx(rate, abs=0.01)  # exact shares, rounded
 
 
+@pytest.mark.slow
 def test_arithmetic_recipe_trains_smollm2_two_steps_with_held_out_evals(tmp_path: Path) -> None:
     """The real-model recipe: SmolLM2-135M-Instruct, two RL steps, the base model's and the
     trained policy's held-out evals (on two of its held-out questions, one sample each)."""
@@ -173,6 +178,7 @@ def lean_missing() -> str | None:
 LEAN_MISSING = lean_missing()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(LEAN_MISSING is not None, reason=LEAN_MISSING or "")
 def test_lean_recipe_trains_smollm2_two_steps_against_the_kernel(tmp_path: Path) -> None:
     """SmolLM2 warm-started on the format (one step), two RL steps scored by the real kernel,
@@ -239,6 +245,7 @@ def test_lean_warmup_teaches_the_format_not_which_form_fits() -> None:
         assert len(seen) >= 4, (shape, seen)
 
 
+@pytest.mark.slow
 def test_a_script_the_environment_ends_early_stops_the_run_in_one_line(tmp_path: Path) -> None:
     # The first reply makes no call, so search_tools ends the episode after it: the row's
     # second turn can never be trained in context.

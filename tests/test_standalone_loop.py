@@ -81,6 +81,7 @@ def step_lines(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("step ")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_each_presets_file_trains_two_steps(
     preset: dict[str, Any], server: LocalServer, tmp_path: Path
@@ -166,6 +167,7 @@ def test_first_step_samples_and_rewards_equal_rlv_trains(
     assert f"reward {row['reward_mean']:.3f}  ok {status['ok']} invalid {status['invalid']}" in line
 
 
+@pytest.mark.slow
 def test_kill_and_resume_continue_from_the_last_checkpoint(
     server: LocalServer, tmp_path: Path
 ) -> None:

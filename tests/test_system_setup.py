@@ -74,22 +74,27 @@ def make_dry_run(target: str) -> list[str]:
 
 
 def test_make_test_and_make_demo_install_system_packages_first() -> None:
-    for target, last in (("test", "pytest -q"), ("demo", "rlv train")):
+    for target, last in (("test", "pytest -q"), ("test-slow", "pytest -q"), ("demo", "rlv train")):
         commands = make_dry_run(target)
         setup = commands.index("bash tools/system-deps.sh")
         run = next(i for i, line in enumerate(commands) if last in line)
         assert setup < run, commands
 
 
-def test_ci_runs_make_test_and_nothing_else() -> None:
+def test_ci_runs_make_test_then_the_slow_lane_and_nothing_else() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     steps = [
         line.strip()
         for line in script.splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     ]
-    assert steps[-1] == "make test"
-    assert all(s.startswith(("set ", "cd ")) for s in steps[:-1]), steps
+    assert steps[-4:] == [
+        "status=0",
+        "make test || status=$?",
+        "make test-slow || status=$?",
+        'exit "$status"',
+    ]
+    assert all(s.startswith(("set ", "cd ")) for s in steps[:-4]), steps
 
 
 FOUR_TESTS = """
@@ -122,3 +127,27 @@ def test_a_missing_component_is_one_skip_reason_not_errors(tmp_path: Path) -> No
     assert skipped[0].startswith("SKIPPED [3]")
     assert "no-such-command-rlv is not installed here" in skipped[0]
     assert "1 passed, 3 skipped" in done.stdout
+
+
+def test_every_marker_and_requirement_is_documented() -> None:
+    """docs/testing.md names each marker the suite declares and each `requires` name."""
+    import ast
+    import tomllib
+
+    tree = ast.parse((ROOT / "conftest.py").read_text())
+    [found_by] = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "FOUND_BY"
+    ]
+    assert isinstance(found_by, ast.Dict)
+    page = (ROOT / "docs" / "testing.md").read_text()
+    ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    markers = [m.split(":", 1)[0] for m in ini["markers"]] + ["requires"]
+    missing = [m for m in markers if f"mark.{m}" not in page]
+    missing += [
+        key.value
+        for key in found_by.keys
+        if isinstance(key, ast.Constant) and f'requires("{key.value}")' not in page
+    ]
+    assert not missing, missing

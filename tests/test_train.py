@@ -57,6 +57,7 @@ def small_config(path: Path, **settings: object) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_generated_loop_runs_two_local_steps(tmp_path: Path) -> None:
     built = write_loop(
         BuildRequest(
@@ -143,6 +144,7 @@ def json_settings(config: Path) -> dict[str, object]:
     )}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_kill_and_resume_continue_without_duplicates_or_gaps(tmp_path: Path) -> None:
     config = small_config(tmp_path / "c.toml", steps=6, save_every=2)
     run_dir = tmp_path / "run"
@@ -188,6 +190,7 @@ def command_line(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_a_dead_local_server_stops_the_run_at_once_saying_how_it_died(tmp_path: Path) -> None:
     """The kernel's out-of-memory killer takes the run's rlv serve: the run ends in one line
     within seconds, instead of the SDK retrying a dead port for ever."""
@@ -291,6 +294,7 @@ def test_unknown_local_model_fails_in_one_line_before_anything(tmp_path: Path) -
     assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == ["train_x.py", "train_x.toml"]
 
 
+@pytest.mark.slow
 def test_toml_paths_and_a_local_model_directory(tmp_path: Path) -> None:
     """Paths in the TOML are relative to it, whatever the current directory; a local
     model directory (as a path relative to the TOML) is preloaded and trained."""
@@ -331,6 +335,7 @@ def test_toml_paths_and_a_local_model_directory(tmp_path: Path) -> None:
     assert echo["run_dir"] == str(run_dir)
 
 
+@pytest.mark.slow
 def test_a_warm_started_run_evaluates_the_base_model_then_the_warm_start(
     tmp_path: Path,
 ) -> None:
@@ -374,6 +379,7 @@ def test_a_warm_started_run_evaluates_the_base_model_then_the_warm_start(
         assert f"held-out eval, {label}" in page
 
 
+@pytest.mark.slow
 def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
     held_out = tmp_path / "held_out.jsonl"
     held_out.write_text("".join(

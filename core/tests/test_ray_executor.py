@@ -16,5 +16,6 @@ CASES = Path(__file__).with_name("ray_cases.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_ray_executor_cases_in_a_loopback_only_namespace() -> None:
     run_cases_loopback_only(CASES, ROOT, dict(os.environ, RAY_USAGE_STATS_ENABLED="0"))

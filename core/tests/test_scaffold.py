@@ -18,6 +18,7 @@ from rl_verifier.errors import UserError
 from rl_verifier.scaffold import PluginNames, create_plugin
 
 
+@pytest.mark.slow
 def test_generated_plugin_installs_runs_its_readme_and_passes_checks(tmp_path: Path) -> None:
     package = create_plugin("word-hit", tmp_path / "rl-verifier-word-hit")
     venv = LayeredVenv(tmp_path / "venv")

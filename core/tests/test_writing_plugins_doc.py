@@ -57,6 +57,7 @@ def test_page_shows_every_file_of_its_tree(markdown: str) -> None:
     assert snippets(markdown), "the page's other examples are checked too"
 
 
+@pytest.mark.slow
 def test_page_builds_a_plugin_that_installs_runs_and_checks(markdown: str, tmp_path: Path) -> None:
     package = tmp_path / "rl-verifier-keywords"
     for relative, text in page_files(markdown).items():

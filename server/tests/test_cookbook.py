@@ -73,6 +73,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         )
 
 
+@pytest.mark.slow
 def test_rl_with_the_default_loss_deletes_its_rolling_checkpoints(runs: Runs) -> None:
     runs.ran("rl")
     import chz

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tinker
 from tinker import types
 
@@ -47,6 +48,7 @@ def files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "checkpoint.json"}
 
 
+@pytest.mark.slow
 def test_checkpoints_survive_sigkill_mid_operation(tmp_path: Path, api_factory: Any) -> None:
     data = tmp_path / "data"
     data.mkdir()

@@ -163,6 +163,7 @@ def test_capabilities_list_it(server: LocalServer) -> None:
     assert [m.model_name for m in models][:2] == ["rlv/tiny-chat", NAME]
 
 
+@pytest.mark.slow
 def test_two_rl_steps_through_the_sdk(
     service_client: tinker.ServiceClient, converted: Path
 ) -> None:
