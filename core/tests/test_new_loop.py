@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.plugins import get_plugins
 from rl_verifier.train.catalog import CATALOG, lookup
 from rl_verifier.train.config import load_config
@@ -255,7 +255,7 @@ def test_catalogue_is_consistent() -> None:
 
 
 def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None:
-    from rl_verifier.errors import UserError
+    from rl_verifier.base.errors import UserError
     from rl_verifier.train.config import TrainConfig
     from rl_verifier.train.script_writer import BuildRequest, render_loop
 

@@ -10,10 +10,10 @@ from typing import Any
 from rlv_test_verifiers import Behaviour
 
 from rl_verifier import Status, Task
-from rl_verifier.contracts import Score
+from rl_verifier.base.contracts import Score
+from rl_verifier.base.reward import Reward
 from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.executors import ProcessExecutor
-from rl_verifier.reward import Reward
 from rl_verifier.testing.contract import as_completion
 
 TASK = Task(id="t", prompt="p")

@@ -6,9 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from rl_verifier import Status, Task, Verdict
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Term, build_reward, parse_expression
 from rl_verifier.plugins import get_plugins
-from rl_verifier.reward import Term, build_reward, parse_expression
 from rl_verifier.testing import score_once
 
 TASK = Task(id="t", prompt="p", reference={"answer": "Paris"})
@@ -80,7 +80,7 @@ def test_invalid_component_keeps_penalised_sum() -> None:
 def score_once_spec(reward, text):  # type: ignore[no-untyped-def]
     import asyncio
 
-    from rl_verifier.contracts import Completion
+    from rl_verifier.base.contracts import Completion
     from rl_verifier.engine import Sample, make_executor, score_batch
 
     sample = Sample(TASK, Completion(task_id="t", completion=text), 0)

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from rlv_layered_venv import LayeredVenv, shell_lines
 
+from rl_verifier.base.errors import UserError
 from rl_verifier.cli import cli
-from rl_verifier.errors import UserError
 from rl_verifier.scaffold import PluginNames, create_plugin
 
 

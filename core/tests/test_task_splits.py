@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.resolve import check_task_source, load_task_source, split_of
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.contracts import ChatMessage, Task
+from rl_verifier.base.contracts import ChatMessage, Task
 from rl_verifier.train.environments import (
     TOOL_RECORD_KEY,
     Environment,

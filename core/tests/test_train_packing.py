@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.train.advantages import group_advantages, is_degenerate
 from rl_verifier.train.packing import PackedDatum, Segment, pack, supervised, to_datum
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.train import load_config, run
 from rl_verifier.train.local_models import cached_hub_models, check_local_model
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.train.report import write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

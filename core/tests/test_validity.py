@@ -9,7 +9,7 @@ import json
 import pytest
 
 from rl_verifier import Completion, InlineExecutor, Reward, Sample, Task, reward_for, score_batch
-from rl_verifier.validity import checked_score, score_problem
+from rl_verifier.base.validity import checked_score, score_problem
 
 TASK = Task(id="t", prompt="2+2?", reference={"answer": "4"})
 ANSWERS = ["<answer>4</answer>", "<answer>5</answer>", "4", "no answer tags"]

@@ -25,7 +25,7 @@ from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rl_verifier import Loss, LossRegistrar, hookimpl
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier_server.runtime import (
     AdamParams,
     DatumIn,

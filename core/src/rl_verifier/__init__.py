@@ -13,8 +13,8 @@ from typing import Any
 
 from rl_verifier.answers import normalise_answer, reference_answers
 from rl_verifier.atomic import publish_directory
-from rl_verifier.content import file_digest, files_digest
-from rl_verifier.contracts import (
+from rl_verifier.base.content import file_digest, files_digest
+from rl_verifier.base.contracts import (
     ChatMessage,
     Completion,
     Score,
@@ -26,8 +26,10 @@ from rl_verifier.contracts import (
     completion_text,
     content_text,
 )
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Reward
+from rl_verifier.base.verifier import InputFile, Regex, Verifier, VerifierConfig
 from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
-from rl_verifier.errors import UserError
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.extensions import EnvironmentFactory, Preset, RewardProtocol, SandboxBackend
 from rl_verifier.hookspecs import (
@@ -45,12 +47,10 @@ from rl_verifier.losses import register_loss as register_loss  # deprecated: reg
 from rl_verifier.piped import PipedProcess
 from rl_verifier.python_source import parse_python
 from rl_verifier.resolve import reward_for
-from rl_verifier.reward import Reward
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.text import after_reasoning
 from rl_verifier.toolcalls import ToolCall, parse_tool_calls
 from rl_verifier.verdict_cache import DiskStore, VerdictCache
-from rl_verifier.verifier import InputFile, Regex, Verifier, VerifierConfig
 
 __version__ = "0.1.0"
 

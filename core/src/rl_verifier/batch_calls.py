@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.verifier import Verifier
+from rl_verifier.base.contracts import Completion, Task, Verdict
+from rl_verifier.base.verifier import Verifier
 from rl_verifier.verifier_calls import (
     Message,
     coerce_verdict,

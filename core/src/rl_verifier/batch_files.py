@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier.atomic import write_lines
-from rl_verifier.contracts import Score
-from rl_verifier.engine import Sample
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import Sample, Score
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Reward
+from rl_verifier.base.validity import checked_score
 from rl_verifier.jsonl import is_stdio, partial_path, read_json_objects
-from rl_verifier.reward import Reward
-from rl_verifier.validity import checked_score
 
 Job = tuple[Reward, Sample]
 

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pydantic import Field
 
 from rl_verifier.answers import normalise_answer, reference_answers
-from rl_verifier.contracts import Completion, Task, Verdict
+from rl_verifier.base.contracts import Completion, Task, Verdict
+from rl_verifier.base.loss import BUILTIN_LOSSES
+from rl_verifier.base.verifier import Regex, Verifier, VerifierConfig
 from rl_verifier.hookspecs import (
     LossRegistrar,
     RewardProtocolRegistrar,
@@ -17,8 +19,6 @@ from rl_verifier.hookspecs import (
     VerifierRegistrar,
     hookimpl,
 )
-from rl_verifier.loss import BUILTIN_LOSSES
-from rl_verifier.verifier import Regex, Verifier, VerifierConfig
 
 
 class ExactMatchConfig(VerifierConfig):

@@ -15,13 +15,14 @@ import click
 from pydantic import BaseModel
 
 from rl_verifier import __version__
+from rl_verifier.base.contracts import TASKSET_PREFIX, Score
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Reward
 from rl_verifier.batch_files import check_output
 from rl_verifier.batch_files import resume as resume_partial
 from rl_verifier.cache_command import cache
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
-from rl_verifier.contracts import TASKSET_PREFIX, Score
 from rl_verifier.engine import Sample, make_executor, score_batch
-from rl_verifier.errors import UserError
 from rl_verifier.evaluation.command import eval_command
 from rl_verifier.jsonl import (
     atomic_output,
@@ -32,7 +33,6 @@ from rl_verifier.jsonl import (
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import KINDS, get_plugins
 from rl_verifier.resolve import RewardResolver, load_task_source
-from rl_verifier.reward import Reward
 from rl_verifier.reward_server.command import reward_server
 from rl_verifier.summary import format_summary, summarise_scores
 from rl_verifier.train.config import TrainingBackend

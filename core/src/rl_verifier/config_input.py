@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 
 
 def parse_value(raw: str) -> Any:

@@ -11,10 +11,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rl_verifier.contracts import Completion, Score, Status, Task, Verdict
+from rl_verifier.base.contracts import (
+    Sample as Sample,  # its home is contracts; callers import it here
+)
+from rl_verifier.base.contracts import Score, Status, Task, Verdict
+from rl_verifier.base.reward import Reward
+from rl_verifier.base.validity import range_problem, reusable_problem
+from rl_verifier.base.verifier import GroupOnly, Verifier
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
-from rl_verifier.reward import Reward
-from rl_verifier.validity import range_problem, reusable_problem
 from rl_verifier.verdict_cache import (
     Cached,
     VerdictCache,
@@ -22,18 +26,9 @@ from rl_verifier.verdict_cache import (
     task_digest,
     verdict_key,
 )
-from rl_verifier.verifier import GroupOnly, Verifier
 
 TASK_DIGESTS = 4096  # tasks whose digest the engine keeps (each holds its task alive)
 
-
-@dataclass(frozen=True)
-class Sample:
-    """One completion to score, with its 0-based position among its task's completions."""
-
-    task: Task
-    completion: Completion
-    index: int
 
 
 def settle(verifier: Verifier, verdict: Verdict) -> Verdict:

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rl_verifier.base.contracts import Completion, Status, Task, Verdict
+from rl_verifier.base.verifier import Verifier
 from rl_verifier.batch_calls import batch_request
-from rl_verifier.contracts import Completion, Status, Task, Verdict
 from rl_verifier.piped import PipedProcess
 from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
-from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     Message,
     cached_opening,

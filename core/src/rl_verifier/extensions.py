@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from rl_verifier.errors import UserError, validation_problems
-from rl_verifier.loss import Loss
+from rl_verifier.base.errors import UserError, validation_problems
+from rl_verifier.base.loss import Loss
 
 if TYPE_CHECKING:
-    from rl_verifier.contracts import Score
+    from rl_verifier.base.contracts import Score
     from rl_verifier.reward_server.settings import ServerOptions
     from rl_verifier.reward_server.wire import Batch
 

@@ -1,7 +1,7 @@
 """The hooks a plugin may implement, and the typed registrars they receive.
 
 Each hook is documented in docs/plugin-hooks.md. Every ``register_*`` hook gets a
-registrar to call, and every registrar fills one ``rl_verifier.registry.Registry``, so a
+registrar to call, and every registrar fills one ``rl_verifier.base.registry.Registry``, so a
 plugin's hook type-checks under ``mypy --strict``::
 
     @hookimpl
@@ -20,9 +20,9 @@ import pluggy
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from rl_verifier.contracts import Task
+    from rl_verifier.base.contracts import Task
+    from rl_verifier.base.verifier import Verifier
     from rl_verifier.extensions import Loss, Preset, RewardProtocol
-    from rl_verifier.verifier import Verifier
 
 hookspec = pluggy.HookspecMarker("rl_verifier")
 hookimpl = pluggy.HookimplMarker("rl_verifier")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 
 MAX_DEPTH = 128  # levels of objects and lists below the row or body itself
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 
 
 def bind_listener(host: str, port: int, what: str = "rlv") -> socket.socket:

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from rl_verifier.loss import (
+from rl_verifier.base.loss import (
     BUILTIN_LOSSES,
     CLIP_INPUTS,
     CROSS_ENTROPY,
@@ -25,7 +25,7 @@ from rl_verifier.loss import (
 )
 
 if TYPE_CHECKING:
-    from rl_verifier.registry import Registry
+    from rl_verifier.base.registry import Registry
 
 __all__ = [
     "BUILTIN_LOSSES",
@@ -61,7 +61,7 @@ def policy_losses() -> tuple[str, ...]:
 
 def policy_loss_problem(name: str) -> str | None:
     """Why ``name`` is not a loss ``rlv train`` can optimise (None when it is one)."""
-    from rl_verifier.registry import unknown_message
+    from rl_verifier.base.registry import unknown_message
 
     if name in policy_losses():
         return None

@@ -20,9 +20,9 @@ from typing import Any
 import pluggy
 
 from rl_verifier import hookspecs
+from rl_verifier.base.registry import Entry, NameConflict, Registry
+from rl_verifier.base.verifier import Verifier
 from rl_verifier.extensions import EnvironmentFactory, Loss, Preset, RewardProtocol, SandboxBackend
-from rl_verifier.registry import Entry, NameConflict, Registry
-from rl_verifier.verifier import Verifier
 
 ENTRY_POINT_GROUP = "rl_verifier"
 # The core's own plugins, loaded by module name as entry points are: the built-in

@@ -37,12 +37,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rl_verifier.base.contracts import Completion, Status, Task, Verdict
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.verifier import Verifier
 from rl_verifier.batch_calls import batch_request, verify_batch_answer
-from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.errors import UserError
 from rl_verifier.executors import Executor
 from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
-from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
     Message,

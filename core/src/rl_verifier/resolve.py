@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.contracts import TASKSET_PREFIX, Task
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import TASKSET_PREFIX, Task
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Reward, build_reward, parse_expression
 from rl_verifier.jsonl import Parsed, display, index_tasks, load_tasks
 from rl_verifier.plugins import get_plugins
-from rl_verifier.reward import Reward, build_reward, parse_expression
 
 SPLITS = ("train", "test")  # taskset:NAME:train, taskset:NAME:test
 TEST_PERCENT = 20

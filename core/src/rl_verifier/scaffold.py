@@ -16,7 +16,7 @@ from string import Template
 
 from rl_verifier import __version__
 from rl_verifier.atomic import publish_directory
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 DIST_PREFIXES = ("rl-verifier-", "rl_verifier_")

@@ -8,7 +8,7 @@ from pathlib import Path
 from statistics import fmean, pstdev
 from typing import Any
 
-from rl_verifier.contracts import Score, Status
+from rl_verifier.base.contracts import Score, Status
 
 
 def reward_stats(scores: Iterable[Score]) -> dict[str, float | None]:

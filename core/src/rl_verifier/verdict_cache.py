@@ -30,10 +30,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rl_verifier.contracts import Completion, Status, Task, Verdict
-from rl_verifier.errors import UserError
-from rl_verifier.validity import reusable_problem
-from rl_verifier.verifier import Verifier
+from rl_verifier.base.contracts import Completion, Status, Task, Verdict
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.validity import reusable_problem
+from rl_verifier.base.verifier import Verifier
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rl_verifier.contracts import Completion, Task, Verdict
-from rl_verifier.errors import UserError
-from rl_verifier.verifier import Verifier
+from rl_verifier.base.contracts import Completion, Task, Verdict
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.verifier import Verifier
 
 Message = dict[str, Any]
 

@@ -11,8 +11,8 @@ import sys
 import traceback
 from typing import BinaryIO
 
+from rl_verifier.base.verifier import Verifier
 from rl_verifier.batch_calls import verify_batch_answer
-from rl_verifier.verifier import Verifier
 from rl_verifier.verifier_calls import (
     OK_ANSWER,
     Message,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
+from rl_verifier.base.contracts import TASKSET_PREFIX
+from rl_verifier.base.errors import UserError
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
-from rl_verifier.contracts import TASKSET_PREFIX
-from rl_verifier.errors import UserError
 
 DEFAULT_KS = (1, 5, 10)
 EXAMPLE = """\b

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.evaluation.estimators import Interval, mean_interval
 from rl_verifier.evaluation.files import SUMMARY
 

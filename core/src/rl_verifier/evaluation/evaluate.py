@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.contracts import Task
+from rl_verifier.base.contracts import Task
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.validity import checked_score
 from rl_verifier.engine import ScoringEngine, make_executor
-from rl_verifier.errors import UserError
 from rl_verifier.evaluation import model as models
 from rl_verifier.evaluation.files import EvalDir, read_sample_rows
 from rl_verifier.evaluation.openai_sampling import OpenAISampler, openai_client
@@ -30,7 +31,6 @@ from rl_verifier.train.environments import Environment
 from rl_verifier.train.loop import SessionEnd
 from rl_verifier.train.metrics import progress
 from rl_verifier.train.renderer import Renderer
-from rl_verifier.validity import checked_score
 
 
 @dataclass

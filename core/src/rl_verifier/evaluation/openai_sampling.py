@@ -8,8 +8,8 @@ import os
 import time
 from typing import Any
 
-from rl_verifier.contracts import Task
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import Task
+from rl_verifier.base.errors import UserError
 from rl_verifier.evaluation.sampling import Sampled, SamplingSettings, sample_seed
 from rl_verifier.train.environments import TOOL_RECORD_KEY, Environment
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.evaluation.summary import JUDGED
 from rl_verifier.train.report import CSS, DPI, HTML_NAME, PNG_NAME, _e, _table, _write_atomic
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier.contracts import Completion, Score, Task
+from rl_verifier.base.contracts import Completion, Score, Task
 from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.evaluation.sampling import Sampled, SamplesTasks
 from rl_verifier.resolve import RewardResolver

@@ -8,7 +8,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from rl_verifier.contracts import Task
+from rl_verifier.base.contracts import Task
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Environment, Episode, Turn, run_episode
 from rl_verifier.train.renderer import Renderer

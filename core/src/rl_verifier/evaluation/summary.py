@@ -15,7 +15,7 @@ from statistics import fmean
 from typing import Any
 
 from rl_verifier.answers import normalise_answer
-from rl_verifier.contracts import Status
+from rl_verifier.base.contracts import Status
 from rl_verifier.evaluation.estimators import majority_correct, mean_interval, pass_at_k
 
 JUDGED = {Status.OK.value, Status.INVALID.value}

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rl_verifier.contracts import Score, Status
+from rl_verifier.base.contracts import Score, Status
 
 
 class VerifierUnfinished(RuntimeError):

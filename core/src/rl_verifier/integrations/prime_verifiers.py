@@ -29,12 +29,12 @@ import verifiers.v1 as vf  # type: ignore[import-untyped]  # ships no type infor
 from pydantic import Field
 from verifiers.v1.types import content_text  # type: ignore[import-untyped]
 
-from rl_verifier.contracts import Score, Status, Task
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import Score, Status, Task
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.verifier import GroupOnly
 from rl_verifier.integrations.common import VerifierUnfinished, metric_name, unfinished
 from rl_verifier.resolve import load_task_source
 from rl_verifier.scorer import Scorer
-from rl_verifier.verifier import GroupOnly
 
 __all__ = [
     "VerifierTask",

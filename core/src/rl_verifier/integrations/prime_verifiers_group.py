@@ -20,7 +20,8 @@ from typing import Any
 import verifiers.v1 as vf  # type: ignore[import-untyped]  # ships no type information
 from pydantic import Field
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Reward
 from rl_verifier.integrations.common import VerifierUnfinished
 from rl_verifier.integrations.prime_verifiers import (
     GROUP_ENV_ID,
@@ -30,7 +31,6 @@ from rl_verifier.integrations.prime_verifiers import (
     shared_scorer,
     task_of,
 )
-from rl_verifier.reward import Reward
 from rl_verifier.scorer import Scorer
 
 __all__ = ["VerifierGroupEnv", "VerifierGroupEnvConfig"]

@@ -37,9 +37,9 @@ from tinker_cookbook.rl.types import (
 )
 from tinker_cookbook.tokenizer_utils import get_tokenizer
 
-from rl_verifier.contracts import Score, Task, content_text
+from rl_verifier.base.contracts import Score, Task, content_text
+from rl_verifier.base.errors import UserError
 from rl_verifier.engine import ExecutorKind
-from rl_verifier.errors import UserError
 from rl_verifier.integrations.common import batch_figures, judged_mean
 from rl_verifier.resolve import load_task_source
 from rl_verifier.scorer import Scorer

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rl_verifier.contracts import Score, Task
+from rl_verifier.base.contracts import Score, Task
+from rl_verifier.base.errors import UserError
 from rl_verifier.engine import ExecutorKind
-from rl_verifier.errors import UserError
 from rl_verifier.integrations.common import (
     batch_figures,
     metric_name,

@@ -22,9 +22,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from rl_verifier.contracts import Score, Task
+from rl_verifier.base.contracts import Score, Task
+from rl_verifier.base.errors import UserError
 from rl_verifier.engine import ExecutorKind
-from rl_verifier.errors import UserError
 from rl_verifier.integrations.common import group_means, prompt_id
 from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import spec_names

@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.integrations.verl import compute_score_async
 
 KEYWORDS = frozenset(

@@ -21,8 +21,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from rl_verifier import __version__
-from rl_verifier.contracts import VerifierRef
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import VerifierRef
+from rl_verifier.base.errors import UserError
 from rl_verifier.extensions import RewardProtocol
 from rl_verifier.plugins import get_plugins
 from rl_verifier.reward_server.admission import Admission, Overloaded, TooLarge

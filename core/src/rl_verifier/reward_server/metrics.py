@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rl_verifier.contracts import Score
+from rl_verifier.base.contracts import Score
 
 PREFIX = "rlv_reward"
 LATENCY_BUCKETS_S = (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rl_verifier.extensions import RewardProtocol
 
 if TYPE_CHECKING:
-    from rl_verifier.contracts import Score
+    from rl_verifier.base.contracts import Score
     from rl_verifier.reward_server.settings import ServerOptions
     from rl_verifier.reward_server.wire import Batch
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from starlette.types import Receive
 
-from rl_verifier.contracts import Score, Status, VerifierRef
+from rl_verifier.base.contracts import Score, Status, VerifierRef
 from rl_verifier.engine import Sample
 from rl_verifier.scorer import Scorer
 

@@ -17,7 +17,7 @@ import uvicorn
 
 from rl_verifier.access import is_loopback
 from rl_verifier.atomic import write_text
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.http_serving import signals_end_quietly, url_for, uvicorn_server
 from rl_verifier.listen import bind_listener
 from rl_verifier.reward_server.app import RewardService, build_app

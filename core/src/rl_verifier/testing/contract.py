@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel
 
-from rl_verifier.contracts import ChatMessage, Completion, Score, Status, Task
+from rl_verifier.base.contracts import ChatMessage, Completion, Score, Status, Task
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.reward import Reward
+from rl_verifier.base.verifier import Verifier, VerifierConfig
 from rl_verifier.engine import ExecutorKind, Sample, make_executor, score_batch
-from rl_verifier.errors import UserError
-from rl_verifier.reward import Reward
-from rl_verifier.verifier import Verifier, VerifierConfig
 
 CompletionInput = str | list[dict[str, Any]] | list[ChatMessage]
 

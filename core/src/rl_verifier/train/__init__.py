@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier.train.config import TrainConfig, absolute_paths, load_config
 
 if TYPE_CHECKING:
-    from rl_verifier.contracts import Task
+    from rl_verifier.base.contracts import Task
     from rl_verifier.train.advantages import group_advantages, is_degenerate
     from rl_verifier.train.environments import (
         TOOL_RECORD_KEY,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.rundir import RunDir
 

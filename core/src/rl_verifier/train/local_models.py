@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 
 SHOWN_CACHED = 10  # cached hub models named in an error, at most
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from rl_verifier.base.errors import UserError
 from rl_verifier.engine import ScoringEngine, make_executor
-from rl_verifier.errors import UserError
 from rl_verifier.losses import CROSS_ENTROPY
 from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig, TrainingBackend

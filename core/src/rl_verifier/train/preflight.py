@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rl_verifier.contracts import Completion, Task, content_text
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import Completion, Task, content_text
+from rl_verifier.base.errors import UserError
 from rl_verifier.jsonl import read_rows
 from rl_verifier.resolve import RewardResolver, environment, load_task_source
 from rl_verifier.train.backend import require_key

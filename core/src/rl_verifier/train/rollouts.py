@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier.contracts import Completion, Score, Task
+from rl_verifier.base.contracts import Completion, Score, Task
 from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Episode, Turn, run_group

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from rl_verifier.atomic import write_lines, write_text
-from rl_verifier.errors import UserError
+from rl_verifier.base.errors import UserError
 from rl_verifier.jsonl import read_json_objects
 
 # The one home of the run directory's file names.

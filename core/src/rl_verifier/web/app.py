@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from rl_verifier.contracts import task_set_name
-from rl_verifier.errors import UserError
+from rl_verifier.base.contracts import task_set_name
+from rl_verifier.base.errors import UserError
 from rl_verifier.losses import policy_losses
 from rl_verifier.plugins import get_plugins
 from rl_verifier.train.catalog import CATALOG

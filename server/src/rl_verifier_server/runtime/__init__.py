@@ -7,7 +7,7 @@ adapters (``host.trainers``: create, optimizer step, save and restore), sampler 
 training adapter. Contract for callers:
 
 * Call every method from one thread (no locking inside). Errors the SDK user caused raise
-  ``rl_verifier.errors.UserError`` (safe to show); anything else is a server bug.
+  ``rl_verifier.base.errors.UserError`` (safe to show); anything else is a server bug.
 * Adapter and sampler ids are opaque strings of the caller (any characters). Creating a
   training adapter with an existing id fails; ``snapshot_sampler``/``snapshots.load`` with
   an existing sampler id REPLACE that sampler.

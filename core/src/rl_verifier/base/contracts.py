@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -216,3 +217,12 @@ class Score(BaseModel):
     elapsed_s: float
     info: JsonDict = Field(default_factory=dict)
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completion to score, with its 0-based position among its task's completions."""
+
+    task: Task
+    completion: Completion
+    index: int

@@ -13,9 +13,9 @@ from typing import Annotated, Any, ClassVar, Generic, cast, get_args, get_origin
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypeVar
 
-from rl_verifier.content import content_digest
-from rl_verifier.contracts import Completion, Score, Task, Verdict
-from rl_verifier.errors import UserError, validation_problems
+from rl_verifier.base.content import content_digest
+from rl_verifier.base.contracts import Completion, Score, Task, Verdict
+from rl_verifier.base.errors import UserError, validation_problems
 
 # Settings that change how a check runs, not what it concludes: kept out of config_hash.
 EXECUTION_KEYS = frozenset({"timeout_s", "max_concurrency"})

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from rl_verifier.errors import UserError
-from rl_verifier.verifier import Verifier
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.verifier import Verifier
 
 T = TypeVar("T")
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rl_verifier.contracts import Score, Status, Verdict, VerifierRef
-from rl_verifier.errors import validation_problems
-from rl_verifier.reward import Reward
-from rl_verifier.verifier import Verifier
+from rl_verifier.base.contracts import Score, Status, Verdict, VerifierRef
+from rl_verifier.base.errors import validation_problems
+from rl_verifier.base.reward import Reward
+from rl_verifier.base.verifier import Verifier
 
 TOLERANCE = 1e-9  # rewards are compared to their bounds (and sums to parts) within this
 

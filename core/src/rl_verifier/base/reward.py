@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier.contracts import STATUS_SEVERITY, Score, Status, Verdict, VerifierRef
-from rl_verifier.errors import UserError
-from rl_verifier.registry import VerifierRegistry
-from rl_verifier.verifier import Verifier
+from rl_verifier.base.contracts import STATUS_SEVERITY, Score, Status, Verdict, VerifierRef
+from rl_verifier.base.errors import UserError
+from rl_verifier.base.registry import VerifierRegistry
+from rl_verifier.base.verifier import Verifier
 
 TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)|(?P<name>[A-Za-z_]\w*)|(?P<op>[-+*]))"
