@@ -9,7 +9,7 @@ import pytest
 
 import rl_verifier
 import rl_verifier.internal
-from rl_verifier.toolcalls import (
+from rl_verifier.parsing.toolcalls import (
     UNTERMINATED,
     CallSyntaxError,
     ToolCall,

@@ -11,7 +11,6 @@ import importlib
 import warnings
 from typing import Any
 
-from rl_verifier.answers import normalise_answer, reference_answers
 from rl_verifier.atomic import publish_directory
 from rl_verifier.base.content import file_digest, files_digest
 from rl_verifier.base.contracts import (
@@ -44,12 +43,13 @@ from rl_verifier.hookspecs import (
 )
 from rl_verifier.losses import Loss
 from rl_verifier.losses import register_loss as register_loss  # deprecated: register_losses
+from rl_verifier.parsing.answers import normalise_answer, reference_answers
+from rl_verifier.parsing.python_source import parse_python
+from rl_verifier.parsing.text import after_reasoning
+from rl_verifier.parsing.toolcalls import ToolCall, parse_tool_calls
 from rl_verifier.piped import PipedProcess
-from rl_verifier.python_source import parse_python
 from rl_verifier.resolve import reward_for
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
-from rl_verifier.text import after_reasoning
-from rl_verifier.toolcalls import ToolCall, parse_tool_calls
 from rl_verifier.verdict_cache import DiskStore, VerdictCache
 
 __version__ = "0.1.0"

@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 from pydantic import Field
 
-from rl_verifier.answers import normalise_answer, reference_answers
 from rl_verifier.base.contracts import Completion, Task, Verdict
 from rl_verifier.base.loss import BUILTIN_LOSSES
 from rl_verifier.base.verifier import Regex, Verifier, VerifierConfig
@@ -19,6 +18,7 @@ from rl_verifier.hookspecs import (
     VerifierRegistrar,
     hookimpl,
 )
+from rl_verifier.parsing.answers import normalise_answer, reference_answers
 
 
 class ExactMatchConfig(VerifierConfig):

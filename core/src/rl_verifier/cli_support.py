@@ -19,9 +19,9 @@ from rl_verifier.http_serving import (
     url_for,
     uvicorn_server,
 )
-from rl_verifier.json_input import MAX_DEPTH, check_input, printable
 from rl_verifier.listen import bind_listener
 from rl_verifier.losses import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
+from rl_verifier.parsing.json_input import MAX_DEPTH, check_input, printable
 
 if TYPE_CHECKING:
     from rl_verifier.plugins import Plugins

@@ -6,7 +6,7 @@ import from ``rl_verifier`` (see docs/python-api.md, "Every public name").
 
 from rl_verifier.atomic import replace_directory, write_text
 from rl_verifier.base.registry import Entry, Registry, unknown_message
-from rl_verifier.toolcalls import (
+from rl_verifier.parsing.toolcalls import (
     OPEN_TAG,
     UNTERMINATED,
     CallSyntaxError,

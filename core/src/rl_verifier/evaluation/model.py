@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.config_input import read_config_file
+from rl_verifier.parsing.config_input import read_config_file
 from rl_verifier.train.backend import Connection, check_reachable, local_server
 from rl_verifier.train.local_models import check_local_model
 from rl_verifier.train.rundir import RunDir

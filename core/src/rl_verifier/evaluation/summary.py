@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from statistics import fmean
 from typing import Any
 
-from rl_verifier.answers import normalise_answer
 from rl_verifier.base.contracts import Status
 from rl_verifier.evaluation.estimators import majority_correct, mean_interval, pass_at_k
+from rl_verifier.parsing.answers import normalise_answer
 
 JUDGED = {Status.OK.value, Status.INVALID.value}
 

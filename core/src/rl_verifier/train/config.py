@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rl_verifier.base.contracts import task_set_name
 from rl_verifier.base.errors import UserError, validation_problems
 from rl_verifier.base.loss import BUILTIN_LOSSES
-from rl_verifier.config_input import parse_pairs, read_config_file
 from rl_verifier.engine import ExecutorKind
 from rl_verifier.losses import loss_config_problem, policy_loss_problem
+from rl_verifier.parsing.config_input import parse_pairs, read_config_file
 
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir", "eval_tasks")
 EXECUTOR_KINDS: tuple[str, ...] = get_args(ExecutorKind)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from rl_verifier.base.contracts import Task
-from rl_verifier.toolcalls import ToolCall, parse_tool_calls
+from rl_verifier.parsing.toolcalls import ToolCall, parse_tool_calls
 from rl_verifier.train.packing import Segment
 from rl_verifier.train.renderer import Renderer
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier.python_source import parse_python
+from rl_verifier.parsing.python_source import parse_python
 
 OPEN_TAG = "<tool_call>"
 CLOSE_TAG = "</tool_call>"

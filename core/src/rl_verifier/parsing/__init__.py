@@ -1,0 +1,2 @@
+"""Reading what models and users write: answers, reasoning, tool calls, Python source,
+JSON from outside, verifier settings."""
