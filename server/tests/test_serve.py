@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier.access import is_loopback
 from rl_verifier.base.errors import UserError
+from rl_verifier.serving.access import is_loopback
 from rl_verifier_server.auth import collect_keys
 from rl_verifier_server.data_lock import lock_data_dir, wait_until_free
 from rl_verifier_server.launch import LocalServer, healthy

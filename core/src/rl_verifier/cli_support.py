@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rl_verifier.access import is_loopback, key_matches
-from rl_verifier.http_serving import (
+from rl_verifier.losses import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
+from rl_verifier.parsing.json_input import MAX_DEPTH, check_input, printable
+from rl_verifier.serving.access import is_loopback, key_matches
+from rl_verifier.serving.http_serving import (
     HEADER_TIMEOUT_S,
     signals_end_quietly,
     url_for,
     uvicorn_server,
 )
-from rl_verifier.listen import bind_listener
-from rl_verifier.losses import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
-from rl_verifier.parsing.json_input import MAX_DEPTH, check_input, printable
+from rl_verifier.serving.listen import bind_listener
 
 if TYPE_CHECKING:
     from rl_verifier.plugins import Plugins

@@ -13,8 +13,8 @@ from urllib.parse import unquote_to_bytes
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rl_verifier.access import key_matches
 from rl_verifier.reward_server.settings import TOKEN_VARIABLE
+from rl_verifier.serving.access import key_matches
 
 OPEN_PATHS = frozenset({"/healthz"})
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from rl_verifier.access import is_loopback
 from rl_verifier.atomic import write_text
 from rl_verifier.base.errors import UserError
-from rl_verifier.http_serving import signals_end_quietly, url_for, uvicorn_server
-from rl_verifier.listen import bind_listener
 from rl_verifier.reward_server.app import RewardService, build_app
 from rl_verifier.reward_server.settings import TOKEN_VARIABLE, ServerOptions
 from rl_verifier.scorer import Scorer
+from rl_verifier.serving.access import is_loopback
+from rl_verifier.serving.http_serving import signals_end_quietly, url_for, uvicorn_server
+from rl_verifier.serving.listen import bind_listener
 
 GRACE_S = 10.0  # beyond the longest deadline, before in-flight requests are cancelled
 

@@ -293,7 +293,7 @@ def serve(port: int = 8765, announce: Callable[[int], None] | None = None) -> No
     """Serve on 127.0.0.1 only; the port is bound (or refused) before ``announce(port)``."""
     import uvicorn
 
-    from rl_verifier.listen import bind_listener
+    from rl_verifier.serving.listen import bind_listener
 
     sock = bind_listener("127.0.0.1", port, "rlv builder")
     if announce is not None:

@@ -34,7 +34,7 @@ def uvicorn_server(
     """A quiet uvicorn server for ``app`` that drops connections with slow headers."""
     import uvicorn
 
-    from rl_verifier.slow_headers import protocol_with_header_timeout
+    from rl_verifier.serving.slow_headers import protocol_with_header_timeout
 
     config = uvicorn.Config(
         app,
