@@ -22,7 +22,7 @@ from typing import Any
 
 from rl_verifier import Completion, Sample, Task, make_executor
 from rl_verifier.engine import score_batch
-from rl_verifier.jsonl import read_json_objects
+from rl_verifier.files.jsonl import read_json_objects
 from rl_verifier.resolve import load_task_source, reward_for
 from rl_verifier.train.config import TrainConfig, load_config
 

@@ -203,7 +203,7 @@ def test_a_moved_name_imports_in_a_fresh_interpreter() -> None:
     argv = [sys.executable, "-W", "always::DeprecationWarning", "-c", code]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "rl_verifier.atomic"
+    assert done.stdout.strip() == "rl_verifier.files.atomic"
     assert "import it from rl_verifier.internal" in done.stderr
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier.jsonl import load_tasks
+from rl_verifier.files.jsonl import load_tasks
 
 RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
 GSM8K = {"question": "Tom has 1,200 apples and eats 2. How many are left?",

@@ -11,7 +11,6 @@ import importlib
 import warnings
 from typing import Any
 
-from rl_verifier.atomic import publish_directory
 from rl_verifier.base.content import file_digest, files_digest
 from rl_verifier.base.contracts import (
     ChatMessage,
@@ -31,6 +30,7 @@ from rl_verifier.base.verifier import InputFile, Regex, Verifier, VerifierConfig
 from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
 from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.extensions import EnvironmentFactory, Preset, RewardProtocol, SandboxBackend
+from rl_verifier.files.atomic import publish_directory
 from rl_verifier.hookspecs import (
     EnvironmentRegistrar,
     LossRegistrar,

@@ -18,13 +18,13 @@ from rl_verifier import __version__
 from rl_verifier.base.contracts import TASKSET_PREFIX, Score
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
-from rl_verifier.batch_files import check_output
-from rl_verifier.batch_files import resume as resume_partial
 from rl_verifier.cache_command import cache
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
 from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.evaluation.command import eval_command
-from rl_verifier.jsonl import (
+from rl_verifier.files.batch_files import check_output
+from rl_verifier.files.batch_files import resume as resume_partial
+from rl_verifier.files.jsonl import (
     atomic_output,
     is_stdio,
     load_samples_with_columns,

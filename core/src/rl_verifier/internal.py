@@ -4,8 +4,8 @@ Not for third parties: these may change in any release. Plugin authors and train
 import from ``rl_verifier`` (see docs/python-api.md, "Every public name").
 """
 
-from rl_verifier.atomic import replace_directory, write_text
 from rl_verifier.base.registry import Entry, Registry, unknown_message
+from rl_verifier.files.atomic import replace_directory, write_text
 from rl_verifier.parsing.toolcalls import (
     OPEN_TAG,
     UNTERMINATED,

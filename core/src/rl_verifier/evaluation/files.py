@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rl_verifier.atomic import write_lines
 from rl_verifier.base.contracts import Text
 from rl_verifier.base.errors import UserError, validation_problems
 from rl_verifier.evaluation.runner import Key
-from rl_verifier.jsonl import read_json_objects
+from rl_verifier.files.atomic import write_lines
+from rl_verifier.files.jsonl import read_json_objects
 from rl_verifier.train.rundir import RunDir, write_json
 
 SETTINGS = "eval.json"

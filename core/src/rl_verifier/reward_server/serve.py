@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from rl_verifier.atomic import write_text
 from rl_verifier.base.errors import UserError
+from rl_verifier.files.atomic import write_text
 from rl_verifier.reward_server.app import RewardService, build_app
 from rl_verifier.reward_server.settings import TOKEN_VARIABLE, ServerOptions
 from rl_verifier.scorer import Scorer

@@ -28,8 +28,8 @@ _LAZY = {
     "load_task_source": ("rl_verifier.resolve", "load_task_source"),
     "build_environment": ("rl_verifier.resolve", "environment"),
     "rlv_cli": ("rl_verifier.cli", "cli"),
-    "read_tasks": ("rl_verifier.jsonl", "load_tasks"),
-    "read_samples": ("rl_verifier.jsonl", "load_samples"),
+    "read_tasks": ("rl_verifier.files.jsonl", "load_tasks"),
+    "read_samples": ("rl_verifier.files.jsonl", "load_samples"),
     "pack": ("rl_verifier.train.packing", "pack"),
 }
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier.atomic import write_files
 from rl_verifier.base.errors import UserError
+from rl_verifier.files.atomic import write_files
 from rl_verifier.parsing.config_input import read_config_file
 from rl_verifier.train.rundir import CHECKPOINTS, METRICS, REPORT, SAMPLES, RunDir
 

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from rl_verifier.atomic import write_lines, write_text
 from rl_verifier.base.errors import UserError
-from rl_verifier.jsonl import read_json_objects
+from rl_verifier.files.atomic import write_lines, write_text
+from rl_verifier.files.jsonl import read_json_objects
 
 # The one home of the run directory's file names.
 CONFIG = "config.json"  # the run's settings, as --resume reads them

@@ -17,11 +17,11 @@ from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rl_verifier.atomic import growing_file
 from rl_verifier.base.contracts import Completion, Sample, Task
 from rl_verifier.base.errors import UserError, validation_problems
+from rl_verifier.files.atomic import growing_file
+from rl_verifier.files.task_formats import as_task
 from rl_verifier.parsing.json_input import input_problem
-from rl_verifier.task_formats import as_task
 
 Row = TypeVar("Row", bound=BaseModel)
 STDIO = "-"

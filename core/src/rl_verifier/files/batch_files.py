@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.atomic import write_lines
 from rl_verifier.base.contracts import Sample, Score
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.validity import checked_score
-from rl_verifier.jsonl import is_stdio, partial_path, read_json_objects
+from rl_verifier.files.atomic import write_lines
+from rl_verifier.files.jsonl import is_stdio, partial_path, read_json_objects
 
 Job = tuple[Reward, Sample]
 
