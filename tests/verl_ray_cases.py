@@ -16,7 +16,7 @@ from rlv_verl import Sample, batch, final_rewards, ppo_config
 from transformers import AutoTokenizer
 from verl.experimental.reward_loop import RewardLoopManager
 
-from rl_verifier.ray_executor import init_ray, shutdown_ray
+from rl_verifier.execution.ray_executor import init_ray, shutdown_ray
 from rl_verifier_server.tiny_model import ensure_tiny_model
 
 ROUTES = {"trivia": "exact_match", "slow": "behaviour"}

@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 from rl_verifier import Completion, Status, Task, Verdict, Verifier
-from rl_verifier.batch_calls import batch_request, batch_verdicts, verify_batch_answer
-from rl_verifier.ray_batches import BatchQueue, Item
+from rl_verifier.execution.batch_calls import batch_request, batch_verdicts, verify_batch_answer
+from rl_verifier.execution.ray_batches import BatchQueue, Item
 
 TASK = Task(id="t", prompt="p", reference={"answer": "4"})
 

@@ -28,7 +28,8 @@ from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.verifier import InputFile, Regex, Verifier, VerifierConfig
 from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
-from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.execution.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.execution.piped import PipedProcess
 from rl_verifier.extensions import EnvironmentFactory, Preset, RewardProtocol, SandboxBackend
 from rl_verifier.files.atomic import publish_directory
 from rl_verifier.hookspecs import (
@@ -47,7 +48,6 @@ from rl_verifier.parsing.answers import normalise_answer, reference_answers
 from rl_verifier.parsing.python_source import parse_python
 from rl_verifier.parsing.text import after_reasoning
 from rl_verifier.parsing.toolcalls import ToolCall, parse_tool_calls
-from rl_verifier.piped import PipedProcess
 from rl_verifier.resolve import reward_for
 from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.verdict_cache import DiskStore, VerdictCache

@@ -18,7 +18,7 @@ from rl_verifier.base.contracts import Score, Status, Task, Verdict
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.validity import range_problem, reusable_problem
 from rl_verifier.base.verifier import GroupOnly, Verifier
-from rl_verifier.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.execution.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.verdict_cache import (
     Cached,
     VerdictCache,
@@ -324,7 +324,7 @@ def make_executor(
     if kind == "inline":
         return InlineExecutor(workers)
     if kind == "ray":
-        from rl_verifier.ray_executor import RayExecutor
+        from rl_verifier.execution.ray_executor import RayExecutor
 
         return RayExecutor(address=address, workers=workers)
     return ProcessExecutor(workers)

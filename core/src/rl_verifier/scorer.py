@@ -27,7 +27,7 @@ from rl_verifier.base.errors import UserError, validation_problems
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.verifier import GroupOnly
 from rl_verifier.engine import ExecutorKind, Sample, ScoringEngine, make_executor
-from rl_verifier.executors import Executor
+from rl_verifier.execution.executors import Executor
 from rl_verifier.resolve import reward_for
 
 TaskLike = Task | Mapping[str, Any]

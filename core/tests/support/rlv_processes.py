@@ -41,7 +41,7 @@ def workers_of_this_process() -> set[int]:
     return {
         pid
         for pid, (parent, cmdline) in processes().items()
-        if parent == os.getpid() and b"rl_verifier.worker" in cmdline
+        if parent == os.getpid() and b"rl_verifier.execution.worker" in cmdline
     }
 
 

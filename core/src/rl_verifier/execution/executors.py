@@ -21,10 +21,10 @@ from typing import Any
 
 from rl_verifier.base.contracts import Completion, Status, Task, Verdict
 from rl_verifier.base.verifier import Verifier
-from rl_verifier.batch_calls import batch_request
-from rl_verifier.piped import PipedProcess
-from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
-from rl_verifier.verifier_calls import (
+from rl_verifier.execution.batch_calls import batch_request
+from rl_verifier.execution.piped import PipedProcess
+from rl_verifier.execution.ray_batches import BatchQueue, Item, settle_batch, stop_batches
+from rl_verifier.execution.verifier_calls import (
     Message,
     cached_opening,
     call_verify,
@@ -161,7 +161,7 @@ class Worker(PipedProcess):
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "rl_verifier.worker",
+            "rl_verifier.execution.worker",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -16,8 +16,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from rl_verifier.base.contracts import Completion, Status, Task, Verdict
-from rl_verifier.batch_calls import batch_verdicts
-from rl_verifier.verifier_calls import Message
+from rl_verifier.execution.batch_calls import batch_verdicts
+from rl_verifier.execution.verifier_calls import Message
 
 COST_WEIGHT = 0.3  # weight of the newest batch in the running cost per sample
 

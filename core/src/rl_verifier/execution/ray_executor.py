@@ -40,10 +40,10 @@ from typing import Any
 from rl_verifier.base.contracts import Completion, Status, Task, Verdict
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.verifier import Verifier
-from rl_verifier.batch_calls import batch_request, verify_batch_answer
-from rl_verifier.executors import Executor
-from rl_verifier.ray_batches import BatchQueue, Item, settle_batch, stop_batches
-from rl_verifier.verifier_calls import (
+from rl_verifier.execution.batch_calls import batch_request, verify_batch_answer
+from rl_verifier.execution.executors import Executor
+from rl_verifier.execution.ray_batches import BatchQueue, Item, settle_batch, stop_batches
+from rl_verifier.execution.verifier_calls import (
     OK_ANSWER,
     Message,
     cached_opening,

@@ -12,8 +12,8 @@ import traceback
 from typing import BinaryIO
 
 from rl_verifier.base.verifier import Verifier
-from rl_verifier.batch_calls import verify_batch_answer
-from rl_verifier.verifier_calls import (
+from rl_verifier.execution.batch_calls import verify_batch_answer
+from rl_verifier.execution.verifier_calls import (
     OK_ANSWER,
     Message,
     error_answer,

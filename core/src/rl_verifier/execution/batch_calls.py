@@ -19,7 +19,7 @@ from typing import Any
 
 from rl_verifier.base.contracts import Completion, Task, Verdict
 from rl_verifier.base.verifier import Verifier
-from rl_verifier.verifier_calls import (
+from rl_verifier.execution.verifier_calls import (
     Message,
     coerce_verdict,
     describe,
