@@ -21,7 +21,7 @@ from statistics import fmean
 
 from bench_verifiers import CostlyFormat
 
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.train import load_config, run
 
 

@@ -14,7 +14,7 @@ import click
 import pytest
 
 from rl_verifier.cli import cli
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.train.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]

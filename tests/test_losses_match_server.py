@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rl_verifier.losses import get_loss, loss_table, policy_losses
+from rl_verifier.discovery.losses import get_loss, loss_table, policy_losses
 from rl_verifier_server.runtime.losses import losses
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -354,7 +354,7 @@ def test_the_core_reaches_the_server_only_through_the_local_backend() -> None:
 
 
 def test_the_builtin_verifiers_do_not_load_the_training_package() -> None:
-    loaded = reachable(import_graph(), "rl_verifier.builtin")
+    loaded = reachable(import_graph(), "rl_verifier.discovery.builtin")
     assert "rl_verifier.base.contracts" in loaded
     assert not {m for m in loaded if m.startswith("rl_verifier.train")}
 

@@ -62,7 +62,7 @@ def test_help_of_main_commands_describes_every_option_with_an_example() -> None:
 
 def test_new_lists_its_loss_choices() -> None:
     result = rlv("new", "--help")
-    from rl_verifier.losses import policy_losses
+    from rl_verifier.discovery.losses import policy_losses
 
     choices = "[" + "|".join(policy_losses()) + "]"
     assert "importance_sampling|ppo" in choices  # the registry's policy losses, in order

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rl_verifier
-from rl_verifier import hookspecs
+from rl_verifier.discovery import hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS = [

@@ -9,8 +9,8 @@ import pytest
 
 from rl_verifier import Loss, LossRegistrar, hookimpl
 from rl_verifier.base.errors import UserError
-from rl_verifier.losses import policy_losses
-from rl_verifier.plugins import PluginInfo
+from rl_verifier.discovery.losses import policy_losses
+from rl_verifier.discovery.plugins import PluginInfo
 from rl_verifier.train.config import validate
 from rl_verifier.train.packing import Segment, pack, to_datum
 from rl_verifier.train.script_writer import BuildRequest, render_loop

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.train.catalog import CATALOG, lookup
 from rl_verifier.train.config import load_config
 from rl_verifier.train.script_writer import BuildRequest, render_loop, write_loop

@@ -14,8 +14,8 @@ import pytest
 import rl_verifier
 import rl_verifier.train
 from rl_verifier.base.errors import UserError
-from rl_verifier.losses import get_loss
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.losses import get_loss
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.train.script_writer import BuildRequest, render_loop, write_loop
 
 REPO = Path(__file__).resolve().parents[2]

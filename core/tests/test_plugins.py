@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rlv_fake_plugins import GOOD_PLUGIN, MakePlugin
 
-from rl_verifier.plugins import discover
+from rl_verifier.discovery.plugins import discover
 
 
 def by_name(plugins: object) -> dict[str, dict]:

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from rl_verifier import Status, Task, Verdict
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Term, build_reward, parse_expression
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.testing import score_once
 
 TASK = Task(id="t", prompt="p", reference={"answer": "Paris"})

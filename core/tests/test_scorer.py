@@ -160,7 +160,7 @@ import sys
 from pathlib import Path
 
 from rl_verifier import Scorer, Verdict, Verifier
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.plugins import get_plugins
 
 
 class Closing(Verifier):

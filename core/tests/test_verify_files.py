@@ -237,7 +237,7 @@ def test_numeric_ids_and_extra_columns_load_and_can_be_kept(tmp_path: Path) -> N
 
 
 def test_tasks_from_a_registered_task_set(tmp_path: Path) -> None:
-    from rl_verifier.plugins import get_plugins
+    from rl_verifier.discovery.plugins import get_plugins
 
     [task, *_] = get_plugins().task_sets["exact_match-example"].value()
     answer = task.reference.get("answer") or task.reference["answers"][0]

@@ -27,12 +27,13 @@ from rl_verifier.base.contracts import (
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.verifier import InputFile, Regex, Verifier, VerifierConfig
-from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
-from rl_verifier.execution.executors import Executor, InlineExecutor, ProcessExecutor
-from rl_verifier.execution.piped import PipedProcess
-from rl_verifier.extensions import EnvironmentFactory, Preset, RewardProtocol, SandboxBackend
-from rl_verifier.files.atomic import publish_directory
-from rl_verifier.hookspecs import (
+from rl_verifier.discovery.extensions import (
+    EnvironmentFactory,
+    Preset,
+    RewardProtocol,
+    SandboxBackend,
+)
+from rl_verifier.discovery.hookspecs import (
     EnvironmentRegistrar,
     LossRegistrar,
     PresetRegistrar,
@@ -42,8 +43,14 @@ from rl_verifier.hookspecs import (
     VerifierRegistrar,
     hookimpl,
 )
-from rl_verifier.losses import Loss
-from rl_verifier.losses import register_loss as register_loss  # deprecated: register_losses
+from rl_verifier.discovery.losses import Loss
+from rl_verifier.discovery.losses import (
+    register_loss as register_loss,  # deprecated: register_losses
+)
+from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
+from rl_verifier.execution.executors import Executor, InlineExecutor, ProcessExecutor
+from rl_verifier.execution.piped import PipedProcess
+from rl_verifier.files.atomic import publish_directory
 from rl_verifier.parsing.answers import normalise_answer, reference_answers
 from rl_verifier.parsing.python_source import parse_python
 from rl_verifier.parsing.text import after_reasoning

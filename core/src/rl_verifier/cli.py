@@ -20,6 +20,8 @@ from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
 from rl_verifier.cache_command import cache
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
+from rl_verifier.discovery.losses import policy_losses
+from rl_verifier.discovery.plugins import KINDS, get_plugins
 from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.evaluation.command import eval_command
 from rl_verifier.files.batch_files import check_output
@@ -30,8 +32,6 @@ from rl_verifier.files.jsonl import (
     load_samples_with_columns,
     partial_path,
 )
-from rl_verifier.losses import policy_losses
-from rl_verifier.plugins import KINDS, get_plugins
 from rl_verifier.resolve import RewardResolver, load_task_source
 from rl_verifier.reward_server.command import reward_server
 from rl_verifier.summary import format_summary, summarise_scores

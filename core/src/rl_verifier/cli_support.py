@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rl_verifier.losses import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
+from rl_verifier.discovery.losses import CLIP_INPUTS, RL_INPUTS, SEQUENCE_INPUTS, loss_table
 from rl_verifier.parsing.json_input import MAX_DEPTH, check_input, printable
 from rl_verifier.serving.access import is_loopback, key_matches
 from rl_verifier.serving.http_serving import (
@@ -24,7 +24,7 @@ from rl_verifier.serving.http_serving import (
 from rl_verifier.serving.listen import bind_listener
 
 if TYPE_CHECKING:
-    from rl_verifier.plugins import Plugins
+    from rl_verifier.discovery.plugins import Plugins
 
 __all__ = [
     "CLIP_INPUTS",
@@ -55,6 +55,6 @@ def rlv_main() -> None:
 
 def loaded_plugins() -> Plugins | None:
     """The process-wide plugins if they are loaded already, else None (no discovery)."""
-    from rl_verifier.plugins import loaded_plugins as loaded
+    from rl_verifier.discovery.plugins import loaded_plugins as loaded
 
     return loaded()

@@ -14,8 +14,8 @@ from typing import Any
 from rl_verifier.base.contracts import TASKSET_PREFIX, Task
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward, build_reward, parse_expression
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.files.jsonl import Parsed, display, index_tasks, load_tasks
-from rl_verifier.plugins import get_plugins
 
 SPLITS = ("train", "test")  # taskset:NAME:train, taskset:NAME:test
 TEST_PERCENT = 20

@@ -252,7 +252,7 @@ class PluginNames:
 
 def name_conflicts(names: PluginNames) -> list[str]:
     """Why ``names`` would clash with the core or an installed plugin (empty: free)."""
-    from rl_verifier.plugins import get_plugins
+    from rl_verifier.discovery.plugins import get_plugins
 
     plugins = get_plugins()
     reasons = []

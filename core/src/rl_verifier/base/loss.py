@@ -1,6 +1,6 @@
 """One training loss and the built-in ones: the records of the loss table.
 
-``rl_verifier.losses`` looks names up in the table (``get_plugins().losses``); this module
+``rl_verifier.discovery.losses`` looks names up in the table (``get_plugins().losses``); this module
 only describes losses, so that registering the built-ins imports nothing else.
 """
 

@@ -23,8 +23,8 @@ from starlette.routing import Route
 from rl_verifier import __version__
 from rl_verifier.base.contracts import VerifierRef
 from rl_verifier.base.errors import UserError
-from rl_verifier.extensions import RewardProtocol
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.extensions import RewardProtocol
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.reward_server.admission import Admission, Overloaded, TooLarge
 from rl_verifier.reward_server.auth import RequireToken
 from rl_verifier.reward_server.metrics import Metrics

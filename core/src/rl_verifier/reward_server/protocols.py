@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rl_verifier.extensions import RewardProtocol
+from rl_verifier.discovery.extensions import RewardProtocol
 
 if TYPE_CHECKING:
     from rl_verifier.base.contracts import Score

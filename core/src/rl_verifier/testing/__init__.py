@@ -23,8 +23,8 @@ from rl_verifier.testing.contract import (
 )
 
 _LAZY = {
-    "discover": ("rl_verifier.plugins", "discover"),
-    "get_plugins": ("rl_verifier.plugins", "get_plugins"),
+    "discover": ("rl_verifier.discovery.plugins", "discover"),
+    "get_plugins": ("rl_verifier.discovery.plugins", "get_plugins"),
     "load_task_source": ("rl_verifier.resolve", "load_task_source"),
     "build_environment": ("rl_verifier.resolve", "environment"),
     "rlv_cli": ("rl_verifier.cli", "cli"),

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from rl_verifier.base.verifier import Verifier
-from rl_verifier.plugins import PluginInfo, get_plugins
+from rl_verifier.discovery.plugins import PluginInfo, get_plugins
 
 
 @pytest.fixture

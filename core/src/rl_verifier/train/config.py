@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rl_verifier.base.contracts import task_set_name
 from rl_verifier.base.errors import UserError, validation_problems
 from rl_verifier.base.loss import BUILTIN_LOSSES
+from rl_verifier.discovery.losses import loss_config_problem, policy_loss_problem
 from rl_verifier.engine import ExecutorKind
-from rl_verifier.losses import loss_config_problem, policy_loss_problem
 from rl_verifier.parsing.config_input import parse_pairs, read_config_file
 
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir", "eval_tasks")
@@ -217,7 +217,7 @@ def absolute_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
 
 def environment_path_keys(environment: str) -> set[str]:
     """The settings of the registered ``environment`` that are paths (typed ``Path``)."""
-    from rl_verifier.plugins import get_plugins
+    from rl_verifier.discovery.plugins import get_plugins
 
     registry = get_plugins().environments
     model = registry.value(environment).settings if environment in registry else None

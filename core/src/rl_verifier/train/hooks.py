@@ -6,7 +6,7 @@ core's built-in verifiers do not depend on the training package.
 
 from __future__ import annotations
 
-from rl_verifier.hookspecs import EnvironmentRegistrar, hookimpl
+from rl_verifier.discovery.hookspecs import EnvironmentRegistrar, hookimpl
 from rl_verifier.train.config import TrainConfig
 
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rl_verifier.losses import get_loss
+from rl_verifier.discovery.losses import get_loss
 
 if TYPE_CHECKING:
     import tinker
@@ -111,7 +111,7 @@ def supervised(prompt_tokens: list[int], completion_tokens: list[int]) -> Packed
 def to_datum(packed: PackedDatum, loss_fn: str = "importance_sampling") -> tinker.types.Datum:
     """Build a ``tinker.types.Datum`` for ``loss_fn``.
 
-    The datum carries the inputs ``rl_verifier.losses`` lists for the loss:
+    The datum carries the inputs ``rl_verifier.discovery.losses`` lists for the loss:
     ``target_tokens`` and ``weights`` (the mask) for ``cross_entropy``; ``target_tokens``,
     ``logprobs`` and ``advantages`` for the policy losses. An unknown loss raises
     ``ValueError``.

@@ -7,7 +7,7 @@ import shlex
 import textwrap
 from pathlib import Path
 
-from rl_verifier.losses import policy_losses
+from rl_verifier.discovery.losses import policy_losses
 
 LINE_LENGTH = 100  # the repository's ruff line length
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from rl_verifier.base.contracts import task_set_name
 from rl_verifier.base.errors import UserError
+from rl_verifier.discovery.losses import policy_loss_problem
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.files.atomic import write_files
-from rl_verifier.losses import policy_loss_problem
-from rl_verifier.plugins import get_plugins
 from rl_verifier.resolve import (
     check_environment,
     check_task_source,

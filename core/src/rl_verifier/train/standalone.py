@@ -2,7 +2,7 @@
 
 ``render_standalone`` fills ``standalone_template.STANDALONE`` with the settings ``rlv new``
 resolved (the same values its TOML would hold) and the defaults of ``TrainConfig`` and
-``rl_verifier.losses`` for what the TOML leaves out.
+``rl_verifier.discovery.losses`` for what the TOML leaves out.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from rl_verifier.losses import get_loss
+from rl_verifier.discovery.losses import get_loss
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.script_text import COMMENTS, LINE_LENGTH, command, doc_escape, wrap
 from rl_verifier.train.standalone_template import STANDALONE
@@ -36,7 +36,7 @@ SETTINGS = (
     ("SAVE_EVERY", "save_every", ""),
     ("SEED", "seed", ""),
 )
-# What each datum input is, by the name the loss reads it under (rl_verifier.losses).
+# What each datum input is, by the name the loss reads it under (rl_verifier.discovery.losses).
 INPUTS = {
     "target_tokens": 'types.TensorData(data=tokens[1:], dtype="int64", shape=[n])',
     "logprobs": 'types.TensorData(data=logprobs, dtype="float32", shape=[n])',

@@ -20,8 +20,8 @@ from starlette.routing import Route
 
 from rl_verifier.base.contracts import task_set_name
 from rl_verifier.base.errors import UserError
-from rl_verifier.losses import policy_losses
-from rl_verifier.plugins import get_plugins
+from rl_verifier.discovery.losses import policy_losses
+from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.train.catalog import CATALOG
 from rl_verifier.train.script_writer import (
     BACKENDS,

@@ -47,7 +47,7 @@ position that is not a sampled token is refused. The truncated, detached ratio k
 update bounded however stale the samples are; ``kl_coeff`` adds an estimate of
 KL(sampler || learner) on the sampled tokens (the ``k3`` estimator).
 
-The table is core's (``rl_verifier.losses``, ``get_plugins().losses``): names, inputs and
+The table is core's (``rl_verifier.discovery.losses``, ``get_plugins().losses``): names, inputs and
 ``loss_fn_config`` defaults live there once. This module adds only each built-in's
 function (``IMPLEMENTATIONS``); a loss a plugin registers brings its own ``compute``.
 """

@@ -1,5 +1,5 @@
 """What a plugin registers, besides verifiers, task sets and commands: the record of each
-kind of extension, held in its ``Registry`` (``rl_verifier.plugins.Plugins``)."""
+kind of extension, held in its ``Registry`` (``rl_verifier.discovery.plugins.Plugins``)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ __all__ = [
 
 def loss_table() -> Registry[Loss]:
     """Every registered loss: the built-ins and those plugins add."""
-    from rl_verifier.plugins import get_plugins
+    from rl_verifier.discovery.plugins import get_plugins
 
     return get_plugins().losses
 

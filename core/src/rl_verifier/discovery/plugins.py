@@ -19,15 +19,21 @@ from typing import Any
 
 import pluggy
 
-from rl_verifier import hookspecs
 from rl_verifier.base.registry import Entry, NameConflict, Registry
 from rl_verifier.base.verifier import Verifier
-from rl_verifier.extensions import EnvironmentFactory, Loss, Preset, RewardProtocol, SandboxBackend
+from rl_verifier.discovery import hookspecs
+from rl_verifier.discovery.extensions import (
+    EnvironmentFactory,
+    Loss,
+    Preset,
+    RewardProtocol,
+    SandboxBackend,
+)
 
 ENTRY_POINT_GROUP = "rl_verifier"
 # The core's own plugins, loaded by module name as entry points are: the built-in
 # verifiers, losses and protocols, and the training package's environment.
-CORE_PLUGINS = {"builtin": "rl_verifier.builtin", "training": "rl_verifier.train.hooks"}
+CORE_PLUGINS = {"builtin": "rl_verifier.discovery.builtin", "training": "rl_verifier.train.hooks"}
 ALLOW_ENV = "RLV_LOAD_PLUGINS"
 BLOCK_ENV = "RLV_DISABLE_PLUGINS"
 

@@ -11,7 +11,7 @@ from pydantic import Field
 from rl_verifier.base.contracts import Completion, Task, Verdict
 from rl_verifier.base.loss import BUILTIN_LOSSES
 from rl_verifier.base.verifier import Regex, Verifier, VerifierConfig
-from rl_verifier.hookspecs import (
+from rl_verifier.discovery.hookspecs import (
     LossRegistrar,
     RewardProtocolRegistrar,
     TaskSetRegistrar,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from rl_verifier.base.contracts import Task
     from rl_verifier.base.verifier import Verifier
-    from rl_verifier.extensions import Loss, Preset, RewardProtocol
+    from rl_verifier.discovery.extensions import Loss, Preset, RewardProtocol
 
 hookspec = pluggy.HookspecMarker("rl_verifier")
 hookimpl = pluggy.HookimplMarker("rl_verifier")
