@@ -37,8 +37,8 @@ from pathlib import Path
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
 from rl_verifier.discovery.builtin import ExactMatch
-from rl_verifier.engine import Sample, ScoringEngine, make_executor, score_batch
 from rl_verifier.execution.executors import Executor, ProcessExecutor
+from rl_verifier.scoring.engine import Sample, ScoringEngine, make_executor, score_batch
 
 # These figures measure scoring itself: the verdict cache would answer repeats for free.
 os.environ.setdefault("RLV_VERDICT_CACHE", "off")

@@ -34,7 +34,7 @@ from math_verify import parse, verify
 
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
-from rl_verifier.engine import Sample, make_executor, score_batch
+from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 from rl_verifier_math import MathVerifier
 from rl_verifier_math.compare import forget_parses
 

@@ -42,9 +42,9 @@ import time
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
 from rl_verifier.discovery.builtin import ExactMatch
-from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.execution.executors import Executor, ProcessExecutor
 from rl_verifier.execution.ray_executor import RayExecutor, init_ray, shutdown_ray
+from rl_verifier.scoring.engine import Sample, ScoringEngine
 
 # These figures measure scoring itself: the verdict cache would answer repeats for free.
 os.environ.setdefault("RLV_VERDICT_CACHE", "off")

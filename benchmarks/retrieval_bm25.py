@@ -25,7 +25,7 @@ import numpy as np
 
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
-from rl_verifier.engine import Sample, make_executor, score_batch
+from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 from rl_verifier_retrieval.index import BM25Index, Document
 from rl_verifier_retrieval.verifier import RetrievalVerifier
 

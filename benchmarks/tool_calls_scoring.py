@@ -21,7 +21,7 @@ from typing import Any
 
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
-from rl_verifier.engine import Sample, make_executor, score_batch
+from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 from rl_verifier_tool_calls.tasks import eiffel_task, search_episode
 from rl_verifier_tool_calls.verifier import ToolCallsVerifier
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier import Completion, Sample, Task, make_executor
-from rl_verifier.engine import score_batch
 from rl_verifier.files.jsonl import read_json_objects
-from rl_verifier.resolve import load_task_source, reward_for
+from rl_verifier.scoring.engine import score_batch
+from rl_verifier.scoring.resolve import load_task_source, reward_for
 from rl_verifier.train.config import TrainConfig, load_config
 
 

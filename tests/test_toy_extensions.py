@@ -35,7 +35,7 @@ from rl_verifier import (
     reward_for,
 )
 from rl_verifier.discovery.plugins import get_plugins
-from rl_verifier.resolve import environment, load_task_source
+from rl_verifier.scoring.resolve import environment, load_task_source
 from rl_verifier.train.config import validate
 
 

@@ -27,9 +27,9 @@ from rl_verifier import Status, Task  # noqa: E402
 from rl_verifier.base.contracts import Score  # noqa: E402
 from rl_verifier.base.reward import Reward  # noqa: E402
 from rl_verifier.discovery.builtin import ExactMatch, FormatGate  # noqa: E402
-from rl_verifier.engine import Sample, ScoringEngine, score_batch  # noqa: E402
 from rl_verifier.execution.executors import Executor, ProcessExecutor  # noqa: E402
 from rl_verifier.execution.ray_executor import RayExecutor, init_ray, shutdown_ray  # noqa: E402
+from rl_verifier.scoring.engine import Sample, ScoringEngine, score_batch  # noqa: E402
 from rl_verifier.testing.contract import as_completion  # noqa: E402
 
 TASK = Task(id="t", prompt="p", reference={"answer": "4"})

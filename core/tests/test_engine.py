@@ -128,8 +128,8 @@ def test_long_lived_engine_keeps_no_scores_between_batches() -> None:
     import asyncio
 
     from rl_verifier.base.reward import Reward
-    from rl_verifier.engine import Sample, ScoringEngine
     from rl_verifier.execution.executors import InlineExecutor
+    from rl_verifier.scoring.engine import Sample, ScoringEngine
     from rl_verifier.testing.contract import as_completion
 
     reward = Reward.of(Behaviour())

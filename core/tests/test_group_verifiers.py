@@ -17,7 +17,7 @@ from rl_verifier import Scorer, Status, Task, UserError, Verifier
 from rl_verifier.base.reward import Reward
 from rl_verifier.cli import cli
 from rl_verifier.discovery.builtin import ExactMatch
-from rl_verifier.engine import Sample, make_executor, score_batch
+from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 from rl_verifier.testing import GroupCase, GroupVerifierContract, score_groups
 from rl_verifier.testing.contract import as_completion
 
@@ -184,9 +184,9 @@ class ScriptedSampler:
 def test_eval_judges_a_tasks_samples_as_one_group_and_resumes_into_it(
     tmp_path: Path, register_verifier: Register
 ) -> None:
-    from rl_verifier.engine import ScoringEngine
     from rl_verifier.evaluation.evaluate import plan_for
     from rl_verifier.evaluation.runner import run_missing
+    from rl_verifier.scoring.engine import ScoringEngine
 
     register_verifier(ShortestFirst)
     tasks = write_jsonl(tmp_path / "tasks.jsonl", [TASK.model_dump(mode="json")])

@@ -12,8 +12,8 @@ from rlv_test_verifiers import Behaviour
 from rl_verifier import Status, Task
 from rl_verifier.base.contracts import Score
 from rl_verifier.base.reward import Reward
-from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.execution.executors import ProcessExecutor
+from rl_verifier.scoring.engine import Sample, ScoringEngine
 from rl_verifier.testing.contract import as_completion
 
 TASK = Task(id="t", prompt="p")

@@ -81,7 +81,7 @@ def score_once_spec(reward, text):  # type: ignore[no-untyped-def]
     import asyncio
 
     from rl_verifier.base.contracts import Completion
-    from rl_verifier.engine import Sample, make_executor, score_batch
+    from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 
     sample = Sample(TASK, Completion(task_id="t", completion=text), 0)
     return asyncio.run(score_batch([(reward, sample)], make_executor("inline"))).scores

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.resolve import check_task_source, load_task_source, split_of
+from rl_verifier.scoring.resolve import check_task_source, load_task_source, split_of
 
 
 def test_splits_are_disjoint_cover_the_set_and_follow_the_id() -> None:

@@ -28,8 +28,8 @@ from rl_verifier import (
     Verifier,
     VerifierConfig,
 )
-from rl_verifier.engine import ScoringEngine
-from rl_verifier.verdict_cache import Cached, DiskStore, VerdictCache
+from rl_verifier.scoring.engine import ScoringEngine
+from rl_verifier.scoring.verdict_cache import Cached, DiskStore, VerdictCache
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 

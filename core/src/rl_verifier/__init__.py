@@ -47,7 +47,6 @@ from rl_verifier.discovery.losses import Loss
 from rl_verifier.discovery.losses import (
     register_loss as register_loss,  # deprecated: register_losses
 )
-from rl_verifier.engine import BatchResult, Sample, make_executor, score_batch
 from rl_verifier.execution.executors import Executor, InlineExecutor, ProcessExecutor
 from rl_verifier.execution.piped import PipedProcess
 from rl_verifier.files.atomic import publish_directory
@@ -55,9 +54,10 @@ from rl_verifier.parsing.answers import normalise_answer, reference_answers
 from rl_verifier.parsing.python_source import parse_python
 from rl_verifier.parsing.text import after_reasoning
 from rl_verifier.parsing.toolcalls import ToolCall, parse_tool_calls
-from rl_verifier.resolve import reward_for
-from rl_verifier.scorer import CompletionLike, Scorer, TaskLike
-from rl_verifier.verdict_cache import DiskStore, VerdictCache
+from rl_verifier.scoring.engine import BatchResult, Sample, make_executor, score_batch
+from rl_verifier.scoring.resolve import reward_for
+from rl_verifier.scoring.scorer import CompletionLike, Scorer, TaskLike
+from rl_verifier.scoring.verdict_cache import DiskStore, VerdictCache
 
 __version__ = "0.1.0"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.verdict_cache import CACHE_VARIABLE, DiskStore, disk_path
+from rl_verifier.scoring.verdict_cache import CACHE_VARIABLE, DiskStore, disk_path
 
 PATH_HELP = f"The cache file [default: ${CACHE_VARIABLE}]."
 

@@ -22,7 +22,6 @@ from rl_verifier.cache_command import cache
 from rl_verifier.cli_options import executor_option, read_settings, settings_options
 from rl_verifier.discovery.losses import policy_losses
 from rl_verifier.discovery.plugins import KINDS, get_plugins
-from rl_verifier.engine import Sample, make_executor, score_batch
 from rl_verifier.evaluation.command import eval_command
 from rl_verifier.files.batch_files import check_output
 from rl_verifier.files.batch_files import resume as resume_partial
@@ -32,9 +31,10 @@ from rl_verifier.files.jsonl import (
     load_samples_with_columns,
     partial_path,
 )
-from rl_verifier.resolve import RewardResolver, load_task_source
 from rl_verifier.reward_server.command import reward_server
-from rl_verifier.summary import format_summary, summarise_scores
+from rl_verifier.scoring.engine import Sample, make_executor, score_batch
+from rl_verifier.scoring.resolve import RewardResolver, load_task_source
+from rl_verifier.scoring.summary import format_summary, summarise_scores
 from rl_verifier.train.config import TrainingBackend
 from rl_verifier.train.script_writer import BACKENDS, request_defaults
 

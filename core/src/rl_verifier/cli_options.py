@@ -8,8 +8,8 @@ from typing import Any, TypeVar, get_args
 
 import click
 
-from rl_verifier.engine import ExecutorKind
 from rl_verifier.parsing.config_input import merge_configs, read_config_file
+from rl_verifier.scoring.engine import ExecutorKind
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -17,7 +17,6 @@ from typing import Any
 from rl_verifier.base.contracts import Task
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.validity import checked_score
-from rl_verifier.engine import ScoringEngine, make_executor
 from rl_verifier.evaluation import model as models
 from rl_verifier.evaluation.files import EvalDir, read_sample_rows
 from rl_verifier.evaluation.openai_sampling import OpenAISampler, openai_client
@@ -25,7 +24,8 @@ from rl_verifier.evaluation.report import write_eval_report
 from rl_verifier.evaluation.runner import Key, Plan, run_missing, sample_of, score_completion
 from rl_verifier.evaluation.sampling import Sampler, SamplesTasks, SamplingSettings
 from rl_verifier.evaluation.summary import summarise
-from rl_verifier.resolve import RewardResolver, environment, load_task_source
+from rl_verifier.scoring.engine import ScoringEngine, make_executor
+from rl_verifier.scoring.resolve import RewardResolver, environment, load_task_source
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Environment
 from rl_verifier.train.loop import SessionEnd

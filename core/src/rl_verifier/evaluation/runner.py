@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl_verifier.base.contracts import Completion, Score, Task
-from rl_verifier.engine import Sample, ScoringEngine
 from rl_verifier.evaluation.sampling import Sampled, SamplesTasks
-from rl_verifier.resolve import RewardResolver
+from rl_verifier.scoring.engine import Sample, ScoringEngine
+from rl_verifier.scoring.resolve import RewardResolver
 
 MAX_IN_FLIGHT = 16  # samples being drawn or scored at once
 

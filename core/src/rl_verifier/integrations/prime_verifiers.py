@@ -33,8 +33,8 @@ from rl_verifier.base.contracts import Score, Status, Task
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.verifier import GroupOnly
 from rl_verifier.integrations.common import VerifierUnfinished, metric_name, unfinished
-from rl_verifier.resolve import load_task_source
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.resolve import load_task_source
+from rl_verifier.scoring.scorer import Scorer
 
 __all__ = [
     "VerifierTask",

@@ -31,7 +31,7 @@ from rl_verifier.integrations.prime_verifiers import (
     shared_scorer,
     task_of,
 )
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.scorer import Scorer
 
 __all__ = ["VerifierGroupEnv", "VerifierGroupEnvConfig"]
 

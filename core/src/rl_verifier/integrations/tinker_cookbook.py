@@ -39,10 +39,10 @@ from tinker_cookbook.tokenizer_utils import get_tokenizer
 
 from rl_verifier.base.contracts import Score, Task, content_text
 from rl_verifier.base.errors import UserError
-from rl_verifier.engine import ExecutorKind
 from rl_verifier.integrations.common import batch_figures, judged_mean
-from rl_verifier.resolve import load_task_source
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.engine import ExecutorKind
+from rl_verifier.scoring.resolve import load_task_source
+from rl_verifier.scoring.scorer import Scorer
 
 
 def task_messages(task: Task, system_prompt: str | None = None) -> list[renderers.Message]:

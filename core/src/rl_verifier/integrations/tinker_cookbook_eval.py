@@ -20,11 +20,11 @@ from tinker_cookbook.eval.benchmarks import BenchmarkBuilder, BenchmarkConfig, B
 from tinker_cookbook.renderers import Renderer
 from tinker_cookbook.rl.types import Action, ActionExtra, Env, Metrics, StepResult
 
-from rl_verifier.engine import ExecutorKind
 from rl_verifier.integrations.common import unfinished
 from rl_verifier.integrations.tinker_cookbook import VerifierEnv
-from rl_verifier.resolve import load_task_source
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.engine import ExecutorKind
+from rl_verifier.scoring.resolve import load_task_source
+from rl_verifier.scoring.scorer import Scorer
 
 
 class VerifierEvalEnv(VerifierEnv):

@@ -16,14 +16,14 @@ from typing import Any
 
 from rl_verifier.base.contracts import Score, Task
 from rl_verifier.base.errors import UserError
-from rl_verifier.engine import ExecutorKind
 from rl_verifier.integrations.common import (
     batch_figures,
     metric_name,
     prompt_id,
     trainable_reward,
 )
-from rl_verifier.scorer import CompletionLike, Scorer
+from rl_verifier.scoring.engine import ExecutorKind
+from rl_verifier.scoring.scorer import CompletionLike, Scorer
 
 # Keyword arguments TRL adds beside the dataset columns.
 TRAINER_KEYWORDS = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})

@@ -25,10 +25,10 @@ from typing import Any, Literal
 from rl_verifier.base.contracts import Score, Task
 from rl_verifier.base.errors import UserError
 from rl_verifier.discovery.plugins import get_plugins
-from rl_verifier.engine import ExecutorKind
 from rl_verifier.integrations.common import group_means, prompt_id
-from rl_verifier.resolve import spec_names
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.engine import ExecutorKind
+from rl_verifier.scoring.resolve import spec_names
+from rl_verifier.scoring.scorer import Scorer
 
 Failed = Literal["zero", "group_mean"]
 Result = dict[str, Any]

@@ -32,7 +32,7 @@ from rl_verifier.reward_server.protocols import OPENRLHF_PATH, TYPED_PATH
 from rl_verifier.reward_server.scoring import score_request, unless_disconnected
 from rl_verifier.reward_server.settings import ServerOptions
 from rl_verifier.reward_server.wire import Batch, read_body
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.scorer import Scorer
 
 log = logging.getLogger("rl_verifier.reward_server")
 

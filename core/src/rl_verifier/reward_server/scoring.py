@@ -19,8 +19,8 @@ from typing import TypeVar
 from starlette.types import Receive
 
 from rl_verifier.base.contracts import Score, Status, VerifierRef
-from rl_verifier.engine import Sample
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.engine import Sample
+from rl_verifier.scoring.scorer import Scorer
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from rl_verifier.base.errors import UserError
 from rl_verifier.files.atomic import write_text
 from rl_verifier.reward_server.app import RewardService, build_app
 from rl_verifier.reward_server.settings import TOKEN_VARIABLE, ServerOptions
-from rl_verifier.scorer import Scorer
+from rl_verifier.scoring.scorer import Scorer
 from rl_verifier.serving.access import is_loopback
 from rl_verifier.serving.http_serving import signals_end_quietly, url_for, uvicorn_server
 from rl_verifier.serving.listen import bind_listener

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.engine import ExecutorKind
+from rl_verifier.scoring.engine import ExecutorKind
 
 MIB = 1024 * 1024
 REQUEST_OVERHEAD_BYTES = 16 * 1024  # charged to the body budget per request, however small

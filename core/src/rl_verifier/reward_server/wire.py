@@ -21,10 +21,10 @@ from starlette.requests import Request
 
 from rl_verifier.base.contracts import Completion, Score, Status, Task
 from rl_verifier.base.errors import UserError, validation_problems
-from rl_verifier.engine import Sample
 from rl_verifier.integrations.common import prompt_id
 from rl_verifier.parsing.json_input import check_input
 from rl_verifier.reward_server.admission import Ticket, TooLarge
+from rl_verifier.scoring.engine import Sample
 
 TYPED_KEYS = frozenset({"tasks", "completions", "deadline_s"})
 OPENRLHF_KEYS = frozenset({"query", "prompts", "labels"})

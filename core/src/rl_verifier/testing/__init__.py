@@ -25,8 +25,8 @@ from rl_verifier.testing.contract import (
 _LAZY = {
     "discover": ("rl_verifier.discovery.plugins", "discover"),
     "get_plugins": ("rl_verifier.discovery.plugins", "get_plugins"),
-    "load_task_source": ("rl_verifier.resolve", "load_task_source"),
-    "build_environment": ("rl_verifier.resolve", "environment"),
+    "load_task_source": ("rl_verifier.scoring.resolve", "load_task_source"),
+    "build_environment": ("rl_verifier.scoring.resolve", "environment"),
     "rlv_cli": ("rl_verifier.cli", "cli"),
     "read_tasks": ("rl_verifier.files.jsonl", "load_tasks"),
     "read_samples": ("rl_verifier.files.jsonl", "load_samples"),

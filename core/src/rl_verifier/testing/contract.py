@@ -15,7 +15,7 @@ from rl_verifier.base.contracts import ChatMessage, Completion, Score, Status, T
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.verifier import Verifier, VerifierConfig
-from rl_verifier.engine import ExecutorKind, Sample, make_executor, score_batch
+from rl_verifier.scoring.engine import ExecutorKind, Sample, make_executor, score_batch
 
 CompletionInput = str | list[dict[str, Any]] | list[ChatMessage]
 

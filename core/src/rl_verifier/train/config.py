@@ -20,8 +20,8 @@ from rl_verifier.base.contracts import task_set_name
 from rl_verifier.base.errors import UserError, validation_problems
 from rl_verifier.base.loss import BUILTIN_LOSSES
 from rl_verifier.discovery.losses import loss_config_problem, policy_loss_problem
-from rl_verifier.engine import ExecutorKind
 from rl_verifier.parsing.config_input import parse_pairs, read_config_file
+from rl_verifier.scoring.engine import ExecutorKind
 
 PATH_SETTINGS = ("tasks", "warmup_examples", "run_dir", "eval_tasks")
 EXECUTOR_KINDS: tuple[str, ...] = get_args(ExecutorKind)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from rl_verifier.engine import ScoringEngine
 from rl_verifier.evaluation.runner import Plan as EvalPlan
 from rl_verifier.evaluation.runner import run_missing
 from rl_verifier.evaluation.sampling import Sampler, SamplingSettings
 from rl_verifier.evaluation.summary import summarise
+from rl_verifier.scoring.engine import ScoringEngine
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.preflight import Plan
 from rl_verifier.train.renderer import Renderer

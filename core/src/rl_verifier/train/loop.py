@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from rl_verifier.base.errors import UserError
 from rl_verifier.discovery.losses import CROSS_ENTROPY
-from rl_verifier.engine import ScoringEngine, make_executor
+from rl_verifier.scoring.engine import ScoringEngine, make_executor
 from rl_verifier.train.backend import Connection, connect
 from rl_verifier.train.config import TrainConfig, TrainingBackend
 from rl_verifier.train.datums import build_datums, drift

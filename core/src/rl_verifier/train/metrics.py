@@ -9,7 +9,7 @@ from statistics import fmean
 from typing import Any
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.summary import component_means, reward_stats, status_counts
+from rl_verifier.scoring.summary import component_means, reward_stats, status_counts
 from rl_verifier.train.rollouts import Batch
 
 

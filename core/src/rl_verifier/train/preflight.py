@@ -14,7 +14,7 @@ from pathlib import Path
 from rl_verifier.base.contracts import Completion, Task, content_text
 from rl_verifier.base.errors import UserError
 from rl_verifier.files.jsonl import read_rows
-from rl_verifier.resolve import RewardResolver, environment, load_task_source
+from rl_verifier.scoring.resolve import RewardResolver, environment, load_task_source
 from rl_verifier.train.backend import require_key
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Environment

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rl_verifier.base.contracts import Completion, Score, Task
-from rl_verifier.engine import Sample, ScoringEngine
+from rl_verifier.scoring.engine import Sample, ScoringEngine
 from rl_verifier.train.config import TrainConfig
 from rl_verifier.train.environments import Episode, Turn, run_group
 from rl_verifier.train.preflight import Plan

@@ -19,7 +19,7 @@ from rl_verifier.base.errors import UserError
 from rl_verifier.discovery.losses import policy_loss_problem
 from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.files.atomic import write_files
-from rl_verifier.resolve import (
+from rl_verifier.scoring.resolve import (
     check_environment,
     check_task_source,
     example_task_set,

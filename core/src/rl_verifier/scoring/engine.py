@@ -19,7 +19,7 @@ from rl_verifier.base.reward import Reward
 from rl_verifier.base.validity import range_problem, reusable_problem
 from rl_verifier.base.verifier import GroupOnly, Verifier
 from rl_verifier.execution.executors import Executor, InlineExecutor, ProcessExecutor
-from rl_verifier.verdict_cache import (
+from rl_verifier.scoring.verdict_cache import (
     Cached,
     VerdictCache,
     default_cache,

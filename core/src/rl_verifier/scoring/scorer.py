@@ -21,14 +21,14 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from rl_verifier.background_loop import BackgroundLoop
 from rl_verifier.base.contracts import Completion, Score, Task
 from rl_verifier.base.errors import UserError, validation_problems
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.verifier import GroupOnly
-from rl_verifier.engine import ExecutorKind, Sample, ScoringEngine, make_executor
 from rl_verifier.execution.executors import Executor
-from rl_verifier.resolve import reward_for
+from rl_verifier.scoring.background_loop import BackgroundLoop
+from rl_verifier.scoring.engine import ExecutorKind, Sample, ScoringEngine, make_executor
+from rl_verifier.scoring.resolve import reward_for
 
 TaskLike = Task | Mapping[str, Any]
 """A ``Task``, or a mapping of its fields (``id`` may be left out)."""
