@@ -47,7 +47,7 @@ def verify(tmp_path: Path, tasks: Path, completions: Path, rule: str) -> tuple[d
         [
             sys.executable,
             "-c",
-            "from rl_verifier.cli import main; main()",
+            "from rl_verifier.cli.app import main; main()",
             "verify",
             "--verifier",
             "calibration",

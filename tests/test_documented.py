@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from rl_verifier.cli import cli
+from rl_verifier.cli.app import cli
 from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.train.config import TrainConfig
 

@@ -18,7 +18,7 @@ import pytest
 from rl_verifier.evaluation.estimators import pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 
 
 def rlv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 # The demo cut short to keep make test cheap: too short to learn the format, so this checks
 # the commands and the comparison's lines, not the improvement the documented run shows.
 SHORT = ["warmup_steps=4", "steps=1", "groups_per_step=2", "group_size=4"]

@@ -19,7 +19,7 @@ from openai.types.chat import ChatCompletion
 from rl_verifier.evaluation.estimators import pass_at_k
 from rl_verifier.evaluation.sampling import sample_seed
 
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 LETTERS = "stqe"
 
 

@@ -20,7 +20,7 @@ from rl_verifier.testing import load_task_source
 from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
 
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 MODEL = smollm2.SMOLLM2_NAME
 TASKS = "taskset:exact_match-example:test"  # 5 sums, answer in <answer> tags
 

@@ -28,7 +28,7 @@ EXAMPLES = ROOT / "examples"
 LEAN = EXAMPLES / "lean"
 TOOLS = EXAMPLES / "tools"
 CALIBRATION = EXAMPLES / "calibration"
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 SMALL = ["groups_per_step=2", "group_size=4", "save_every=1"]
 
 

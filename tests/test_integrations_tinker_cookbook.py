@@ -169,7 +169,7 @@ def rlv_serve(tmp_path: Path) -> Iterator[str]:
         [
             sys.executable,
             "-c",
-            "from rl_verifier.cli import main; main()",
+            "from rl_verifier.cli.app import main; main()",
             "serve",
             "--port",
             "0",

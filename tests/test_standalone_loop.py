@@ -24,7 +24,7 @@ from rl_verifier.train.script_writer import BuildRequest, write_loop
 from rl_verifier.web.app import available_presets
 from rl_verifier_server.launch import LocalServer
 
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 NEEDS = {"lean": ("lean-repl",), "pytest": ("bwrap",)}  # commands each preset's verifier runs
 SINGLE_TURN = [p["values"] for p in available_presets() if p["values"]["max_turns"] == 1]
 PRESETS = [

@@ -16,7 +16,7 @@ from rl_verifier.discovery.builtin import arithmetic_tasks
 from rl_verifier.train.rollouts import tasks_for_step
 from rl_verifier.train.script_writer import BuildRequest, write_loop
 
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 
 
 def rlv(

@@ -152,7 +152,7 @@ def test_download_bad_input(client: TestClient) -> None:
 def test_cli_help() -> None:
     from click.testing import CliRunner
 
-    from rl_verifier.cli import cli
+    from rl_verifier.cli.app import cli
 
     result = CliRunner().invoke(cli, ["builder", "--help"])
     assert result.exit_code == 0 and "--port" in result.output

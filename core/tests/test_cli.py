@@ -248,7 +248,7 @@ def test_register_verifier_fixture_makes_a_class_usable_in_process(
     from click.testing import CliRunner
     from rlv_test_verifiers import Behaviour
 
-    from rl_verifier.cli import cli
+    from rl_verifier.cli.app import cli
 
     register_verifier(Behaviour)  # type: ignore[operator]
     tasks, completions = batch

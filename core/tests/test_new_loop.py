@@ -276,7 +276,7 @@ def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None
 
 
 def test_the_cli_and_the_builder_page_take_their_defaults_from_the_request() -> None:
-    from rl_verifier.cli import cli
+    from rl_verifier.cli.app import cli
     from rl_verifier.train.script_writer import request_defaults
     from rl_verifier.web.app import options
 

@@ -22,7 +22,7 @@ from rlv_processes import descendants, processes, workers_of_this_process
 
 from rl_verifier import Completion, Score, Task, Verdict, Verifier
 from rl_verifier.base.errors import UserError
-from rl_verifier.cli import cli
+from rl_verifier.cli.app import cli
 from rl_verifier.reward_server import RewardServerLimits, ServerOptions
 from rl_verifier.reward_server.serve import BoundServer, bind, serving_in_thread
 

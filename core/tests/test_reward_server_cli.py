@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from rlv_cli_helpers import assert_user_error, rlv
 from rlv_fake_plugins import MakePlugin
 
-from rl_verifier.cli import cli
+from rl_verifier.cli.app import cli
 
 GATED_PLUGIN = '''
 import time
@@ -104,7 +104,7 @@ def test_sigterm_answers_the_batch_in_flight_then_stops_workers_and_exits_0(
     site = make_plugin("gated", GATED_PLUGIN)
     gate, port_file = tmp_path / "open", tmp_path / "port"
     server = subprocess.Popen(
-        [sys.executable, "-c", "from rl_verifier.cli import main; main()", "reward-server",
+        [sys.executable, "-c", "from rl_verifier.cli.app import main; main()", "reward-server",
          "--reward", "gated", "--port", "0", "--port-file", str(port_file), "--workers", "2"],
         # Two copies of one sample would share one check through the verdict cache.
         env={**os.environ, "PYTHONPATH": str(site), "RLV_VERDICT_CACHE": "off"},

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from rlv_layered_venv import LayeredVenv, shell_lines
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.cli import cli
-from rl_verifier.scaffold import PluginNames, create_plugin
+from rl_verifier.cli.app import cli
+from rl_verifier.cli.plugin_new import PluginNames, create_plugin
 
 
 @pytest.mark.slow

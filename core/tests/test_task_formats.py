@@ -11,7 +11,7 @@ import pytest
 
 from rl_verifier.files.jsonl import load_tasks
 
-RLV = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 GSM8K = {"question": "Tom has 1,200 apples and eats 2. How many are left?",
          "answer": "1200 - 2 = <<1200-2=1198>>1198\n#### 1,198"}  # fmt: skip
 MATH500 = {"problem": "What is $\\frac{1}{2} + \\frac{1}{4}$?", "solution": "$\\boxed{\\frac34}$",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from rl_verifier.cli import cli
+from rl_verifier.cli.app import cli
 from rl_verifier_sandbox import image, plugin
 from rl_verifier_sandbox._docker_engine import OWNER_LABEL
 from rl_verifier_sandbox._docker_layout import Layout, plan

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from rl_verifier.cli import cli
+from rl_verifier.cli.app import cli
 from rl_verifier_sandbox import plugin
 
 pytestmark = pytest.mark.requires("bwrap")

@@ -1,5 +1,5 @@
 """``python -m rl_verifier``: the ``rlv`` command."""
 
-from rl_verifier.cli import main
+from rl_verifier.cli.app import main
 
 main()

@@ -48,7 +48,7 @@ __all__ = [
 
 def rlv_main() -> None:
     """Run the ``rlv`` command on ``sys.argv`` (exits like ``rlv`` does)."""
-    from rl_verifier.cli import main  # on call: the CLI loads much a server does not need
+    from rl_verifier.cli.app import main  # on call: the CLI loads much a server does not need
 
     main()
 

@@ -13,7 +13,7 @@ def rlv(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from rl_verifier.cli import main; main()", *args],
+        [sys.executable, "-c", "from rl_verifier.cli.app import main; main()", *args],
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},

@@ -26,7 +26,7 @@ class LayeredVenv:
             f"import site; site.addsitedir({parent!r})\n"
         )
         rlv = self.bin / "rlv"
-        rlv.write_text(f"#!{self.python}\nfrom rl_verifier.cli import main\n\nmain()\n")
+        rlv.write_text(f"#!{self.python}\nfrom rl_verifier.cli.app import main\n\nmain()\n")
         rlv.chmod(0o755)
 
     def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

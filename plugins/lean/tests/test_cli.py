@@ -11,7 +11,7 @@ from typing import Any
 
 from lean_helpers import FAKE_REPL, STATEMENT, lean, task
 
-CLI = [sys.executable, "-c", "from rl_verifier.cli import main; main()"]
+CLI = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 
 
 def no_lean_env(tmp_path: Path) -> dict[str, str]:

@@ -28,7 +28,7 @@ def verify(tmp_path: Path, corpus: Path, run: str) -> dict:
     completions.write_text(json.dumps({"task_id": "q1", "completion": "Paris [doc:d1]"}) + "\n")
     out = tmp_path / f"{run}.jsonl"
     done = subprocess.run(
-        [sys.executable, "-c", "from rl_verifier.cli import main; main()", "verify",
+        [sys.executable, "-c", "from rl_verifier.cli.app import main; main()", "verify",
          "--verifier", "retrieval", "--config", f"corpus={corpus}", "--tasks", str(tasks),
          "--completions", str(completions), "--out", str(out)],
         capture_output=True, text=True, timeout=300,

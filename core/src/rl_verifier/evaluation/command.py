@@ -11,7 +11,7 @@ import click
 
 from rl_verifier.base.contracts import TASKSET_PREFIX
 from rl_verifier.base.errors import UserError
-from rl_verifier.cli_options import executor_option, read_settings, settings_options
+from rl_verifier.cli.options import executor_option, read_settings, settings_options
 
 DEFAULT_KS = (1, 5, 10)
 EXAMPLE = """\b

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from rl_verifier.base.errors import UserError
-from rl_verifier.cli_options import executor_option, read_settings, settings_options
+from rl_verifier.cli.options import executor_option, read_settings, settings_options
 from rl_verifier.reward_server.settings import (
     MIB,
     TOKEN_VARIABLE,

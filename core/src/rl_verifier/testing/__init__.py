@@ -27,7 +27,7 @@ _LAZY = {
     "get_plugins": ("rl_verifier.discovery.plugins", "get_plugins"),
     "load_task_source": ("rl_verifier.scoring.resolve", "load_task_source"),
     "build_environment": ("rl_verifier.scoring.resolve", "environment"),
-    "rlv_cli": ("rl_verifier.cli", "cli"),
+    "rlv_cli": ("rl_verifier.cli.app", "cli"),
     "read_tasks": ("rl_verifier.files.jsonl", "load_tasks"),
     "read_samples": ("rl_verifier.files.jsonl", "load_samples"),
     "pack": ("rl_verifier.train.packing", "pack"),

@@ -18,8 +18,8 @@ from rl_verifier import __version__
 from rl_verifier.base.contracts import TASKSET_PREFIX, Score
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
-from rl_verifier.cache_command import cache
-from rl_verifier.cli_options import executor_option, read_settings, settings_options
+from rl_verifier.cli.cache import cache
+from rl_verifier.cli.options import executor_option, read_settings, settings_options
 from rl_verifier.discovery.losses import policy_losses
 from rl_verifier.discovery.plugins import KINDS, get_plugins
 from rl_verifier.evaluation.command import eval_command
@@ -39,7 +39,7 @@ from rl_verifier.train.config import TrainingBackend
 from rl_verifier.train.script_writer import BACKENDS, request_defaults
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-log = logging.getLogger("rl_verifier.cli")
+log = logging.getLogger("rl_verifier.cli.app")
 
 
 @click.group(context_settings=CONTEXT)
@@ -359,7 +359,7 @@ def plugin_new(name: str, directory: Path | None) -> None:
       import package  rl_verifier_json_schema
       verifier        json_schema
     """
-    from rl_verifier.scaffold import create_plugin
+    from rl_verifier.cli.plugin_new import create_plugin
 
     target = create_plugin(name, directory)
     click.echo(f"created {target} (its README.md says what is in it)")
@@ -586,7 +586,7 @@ def builder(port: int) -> None:
 
 
 cli.add_command(reward_server)  # options and server: rl_verifier.reward_server
-cli.add_command(cache)  # rlv cache stats|clear: rl_verifier.cache_command
+cli.add_command(cache)  # rlv cache stats|clear: rl_verifier.cli.cache
 cli.add_command(eval_command)  # rl_verifier.evaluation.command
 
 
