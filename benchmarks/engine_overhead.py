@@ -36,7 +36,7 @@ from pathlib import Path
 
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
-from rl_verifier.discovery.builtin import ExactMatch
+from rl_verifier.builtin.plugin import ExactMatch
 from rl_verifier.execution.executors import Executor, ProcessExecutor
 from rl_verifier.scoring.engine import Sample, ScoringEngine, make_executor, score_batch
 
@@ -91,7 +91,7 @@ def warm_engine(samples: list[Sample], executor: Executor) -> float:
 BARE_LOOP = """
 import json, sys
 from rl_verifier import Completion, Task
-from rl_verifier.discovery.builtin import ExactMatch
+from rl_verifier.builtin.plugin import ExactMatch
 verifier = ExactMatch()
 tasks = {t["id"]: Task.model_validate(t) for t in map(json.loads, open(sys.argv[1]))}
 for row in map(json.loads, open(sys.argv[2])):

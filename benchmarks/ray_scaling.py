@@ -41,7 +41,7 @@ import time
 
 from rl_verifier import Completion, Task
 from rl_verifier.base.reward import Reward
-from rl_verifier.discovery.builtin import ExactMatch
+from rl_verifier.builtin.plugin import ExactMatch
 from rl_verifier.execution.executors import Executor, ProcessExecutor
 from rl_verifier.execution.ray_executor import RayExecutor, init_ray, shutdown_ray
 from rl_verifier.scoring.engine import Sample, ScoringEngine

@@ -255,7 +255,7 @@ def test_kill_9_at_a_random_point_then_resume(tmp_path: Path) -> None:
 def test_every_option_of_rlv_eval_is_documented() -> None:
     import click
 
-    from rl_verifier.evaluation.command import compare_command, eval_command
+    from rl_verifier.cli.eval import compare_command, eval_command
 
     text = (ROOT / "docs" / "eval.md").read_text()
     for command in (eval_command, compare_command):

@@ -365,7 +365,7 @@ def test_tool_choice_held_out_phrasings_are_never_trained_on() -> None:
 
 
 def test_tool_choice_reward_reads_the_first_tool_named() -> None:
-    from rl_verifier.discovery.builtin import ExactMatch
+    from rl_verifier.builtin.plugin import ExactMatch
 
     config = tomllib.loads((EXAMPLES / "tool_choice" / "tool_choice.toml").read_text())
     task = Task.model_validate(rows(EXAMPLES / "tool_choice" / "heldout.jsonl")[0])

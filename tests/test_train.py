@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier.discovery.builtin import arithmetic_tasks
+from rl_verifier.builtin.plugin import arithmetic_tasks
 from rl_verifier.train.rollouts import tasks_for_step
 from rl_verifier.train.script_writer import BuildRequest, write_loop
 

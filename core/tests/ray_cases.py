@@ -26,7 +26,7 @@ from rlv_test_verifiers import Behaviour, Sleeper  # noqa: E402
 from rl_verifier import Status, Task  # noqa: E402
 from rl_verifier.base.contracts import Score  # noqa: E402
 from rl_verifier.base.reward import Reward  # noqa: E402
-from rl_verifier.discovery.builtin import ExactMatch, FormatGate  # noqa: E402
+from rl_verifier.builtin.plugin import ExactMatch, FormatGate  # noqa: E402
 from rl_verifier.execution.executors import Executor, ProcessExecutor  # noqa: E402
 from rl_verifier.execution.ray_executor import RayExecutor, init_ray, shutdown_ray  # noqa: E402
 from rl_verifier.scoring.engine import Sample, ScoringEngine, score_batch  # noqa: E402

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rl_verifier import Status, Task
-from rl_verifier.discovery.builtin import ExactMatch, FormatGate, normalise_answer
+from rl_verifier.builtin.plugin import ExactMatch, FormatGate, normalise_answer
 from rl_verifier.testing import Case, VerifierContract, score_once
 
 CAPITAL = Task(id="capital", prompt="Capital of France?", reference={"answers": ["Paris"]})

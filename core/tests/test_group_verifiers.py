@@ -15,8 +15,8 @@ from rlv_group_verifiers import ShortestFirst
 
 from rl_verifier import Scorer, Status, Task, UserError, Verifier
 from rl_verifier.base.reward import Reward
+from rl_verifier.builtin.plugin import ExactMatch
 from rl_verifier.cli.app import cli
-from rl_verifier.discovery.builtin import ExactMatch
 from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 from rl_verifier.testing import GroupCase, GroupVerifierContract, score_groups
 from rl_verifier.testing.contract import as_completion

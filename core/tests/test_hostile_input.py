@@ -18,8 +18,8 @@ from rlv_cli_helpers import assert_user_error, io_args, rlv
 from rlv_processes import answers_to_slow_headers, workers_of_this_process
 
 from rl_verifier import Scorer, Status, Verifier
+from rl_verifier.builtin.plugin import ExactMatch
 from rl_verifier.cli_support import HEADER_TIMEOUT_S
-from rl_verifier.discovery.builtin import ExactMatch
 from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.reward_server import ServerOptions
 from rl_verifier.reward_server.serve import serving_in_thread

@@ -27,6 +27,7 @@ from rl_verifier.base.contracts import (
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
 from rl_verifier.base.verifier import InputFile, Regex, Verifier, VerifierConfig
+from rl_verifier.base.version import __version__
 from rl_verifier.discovery.extensions import (
     EnvironmentFactory,
     Preset,
@@ -59,7 +60,6 @@ from rl_verifier.scoring.resolve import reward_for
 from rl_verifier.scoring.scorer import CompletionLike, Scorer, TaskLike
 from rl_verifier.scoring.verdict_cache import DiskStore, VerdictCache
 
-__version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     """The names moved to ``rl_verifier.internal`` (exported here before the public API

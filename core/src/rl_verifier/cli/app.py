@@ -14,15 +14,16 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from rl_verifier import __version__
 from rl_verifier.base.contracts import TASKSET_PREFIX, Score
 from rl_verifier.base.errors import UserError
 from rl_verifier.base.reward import Reward
+from rl_verifier.base.version import __version__
 from rl_verifier.cli.cache import cache
+from rl_verifier.cli.eval import eval_command
 from rl_verifier.cli.options import executor_option, read_settings, settings_options
+from rl_verifier.cli.reward_server import reward_server
 from rl_verifier.discovery.losses import policy_losses
 from rl_verifier.discovery.plugins import KINDS, get_plugins
-from rl_verifier.evaluation.command import eval_command
 from rl_verifier.files.batch_files import check_output
 from rl_verifier.files.batch_files import resume as resume_partial
 from rl_verifier.files.jsonl import (
@@ -31,7 +32,6 @@ from rl_verifier.files.jsonl import (
     load_samples_with_columns,
     partial_path,
 )
-from rl_verifier.reward_server.command import reward_server
 from rl_verifier.scoring.engine import Sample, make_executor, score_batch
 from rl_verifier.scoring.resolve import RewardResolver, load_task_source
 from rl_verifier.scoring.summary import format_summary, summarise_scores
@@ -587,7 +587,7 @@ def builder(port: int) -> None:
 
 cli.add_command(reward_server)  # options and server: rl_verifier.reward_server
 cli.add_command(cache)  # rlv cache stats|clear: rl_verifier.cli.cache
-cli.add_command(eval_command)  # rl_verifier.evaluation.command
+cli.add_command(eval_command)  # rl_verifier.cli.eval
 
 
 @cli.command(epilog="Example: rlv report runs/demo-20261129-173651")

@@ -14,8 +14,8 @@ from importlib import metadata
 from pathlib import Path
 from string import Template
 
-from rl_verifier import __version__
 from rl_verifier.base.errors import UserError
+from rl_verifier.base.version import __version__
 from rl_verifier.files.atomic import publish_directory
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")

@@ -1,1 +1,1 @@
-"""Plugins: the hooks, entry-point discovery, what ships with the core, the loss table."""
+"""Plugins: the hooks, entry-point discovery, the extension records, the loss table."""

@@ -33,7 +33,7 @@ from rl_verifier.discovery.extensions import (
 ENTRY_POINT_GROUP = "rl_verifier"
 # The core's own plugins, loaded by module name as entry points are: the built-in
 # verifiers, losses and protocols, and the training package's environment.
-CORE_PLUGINS = {"builtin": "rl_verifier.discovery.builtin", "training": "rl_verifier.train.hooks"}
+CORE_PLUGINS = {"builtin": "rl_verifier.builtin.plugin", "training": "rl_verifier.train.hooks"}
 ALLOW_ENV = "RLV_LOAD_PLUGINS"
 BLOCK_ENV = "RLV_DISABLE_PLUGINS"
 

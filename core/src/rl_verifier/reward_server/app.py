@@ -20,9 +20,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from rl_verifier import __version__
 from rl_verifier.base.contracts import VerifierRef
 from rl_verifier.base.errors import UserError
+from rl_verifier.base.version import __version__
 from rl_verifier.discovery.extensions import RewardProtocol
 from rl_verifier.discovery.plugins import get_plugins
 from rl_verifier.reward_server.admission import Admission, Overloaded, TooLarge

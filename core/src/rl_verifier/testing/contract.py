@@ -241,7 +241,7 @@ class GroupVerifierContract:
             verifier.verify(case.task, as_completion(case.task, case.completions[0]))
 
     def test_composes_with_a_per_sample_verifier(self) -> None:
-        from rl_verifier.discovery.builtin import ExactMatch
+        from rl_verifier.builtin.plugin import ExactMatch
 
         case = next(c for c in self.group_cases() if Status.OK in c.statuses)
         group, exact = self.make(), ExactMatch()
