@@ -116,7 +116,10 @@ def test_sleep_past_deadline(any_sb: Sandbox) -> None:
 
 def test_cpu_limit(cold_sb: Sandbox) -> None:
     r = cold_sb.run(py("while True: pass", cpu_s=1, wall_s=5))
-    assert r.limit_hit == "cpu" and not r.timed_out and r.cpu_s >= 0.9
+    # the kernel sends SIGXCPU on its own tick-sampled count; the CPU time read back after
+    # (rusage, cgroup) can be lower on busy cores (0.86 s seen under load): it used CPU, and
+    # the CPU limit, not the wall clock, stopped it
+    assert r.limit_hit == "cpu" and not r.timed_out and r.cpu_s >= 0.5
 
 
 def test_fork_bomb_is_limited(any_sb: Sandbox, no_survivors: Callable[[], None]) -> None:

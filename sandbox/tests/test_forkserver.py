@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import select
+from typing import Any
+
+import pytest
 
 from rl_verifier_sandbox.api import Job, Limits
 from rl_verifier_sandbox.bwrap import BwrapSandbox
-from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.forkserver import PythonForkServer, PythonPool, ServerDied
 
 PYTEST = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider")
 TESTS = {"test_a.py": "def test_ok():\n    assert 1 + 1 == 2\n\ndef test_bad():\n    assert 0\n"}
@@ -121,3 +124,21 @@ def test_live_job_with_dash_s_sees_no_site_packages(pool: PythonPool) -> None:
 def test_live_job_killing_its_server_is_reported_and_the_server_replaced(pool: PythonPool) -> None:
     assert talk(pool, "import os; os.kill(os.getppid(), 9)") == (b"", b"")
     assert talk(pool, "import sys; sys.stdin.readline(); print('again')")[0] == b"again"
+
+
+def test_a_live_job_no_server_received_is_sent_to_a_fresh_one(
+    pool: PythonPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that died while idle (the send fails: broken pipe) never saw the job."""
+    real = PythonForkServer._send
+    sends: list[object] = []
+
+    def lost_once(self: PythonForkServer, obj: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
+        sends.append(obj)
+        if len(sends) == 1:
+            raise ServerDied("[Errno 32] Broken pipe")
+        real(self, obj, fds)
+
+    monkeypatch.setattr(PythonForkServer, "_send", lost_once)
+    assert talk(pool, "import sys; sys.stdin.readline(); print('again')")[0] == b"again"
+    assert len(sends) >= 2
