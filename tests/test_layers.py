@@ -10,8 +10,10 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+from rlv_imports import import_graph, module_files
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "core" / "src" / "rl_verifier"
+CORE = ROOT / "core" / "src"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # where a user or a program starts: the public names, the command, the trainer adapters
 PUBLIC = ["rl_verifier", "rl_verifier.testing", "rl_verifier.train", "rl_verifier.cli_support"]
@@ -29,13 +31,14 @@ def layers() -> dict[str, int]:
 
 
 def modules() -> dict[str, Path]:
-    """Every module of the core by dotted name (a package by its own name)."""
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        found[name] = path
-    return found
+    """Every module of ``rl_verifier`` by dotted name (a package by its own name)."""
+    return {n: p for n, p in module_files([CORE]).items() if n.split(".")[0] == "rl_verifier"}
+
+
+def graph() -> dict[str, set[str]]:
+    """Each module of ``rl_verifier`` with the modules of ``rl_verifier`` it imports."""
+    ours = modules()
+    return {n: imported & set(ours) for n, imported in import_graph([CORE]).items() if n in ours}
 
 
 def unit(module: str) -> str:
@@ -44,39 +47,10 @@ def unit(module: str) -> str:
     return "__init__" if len(parts) == 1 else parts[1]
 
 
-def type_checking_lines(tree: ast.Module) -> set[int]:
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for inner in node.body:
-                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
-    return lines
-
-
-def imports(module: str, path: Path) -> Iterator[tuple[int, str]]:
-    """(line, module) of each runtime import of a core module, names of submodules included."""
-    known = modules()
-    tree = ast.parse(path.read_text(), str(path))
-    typing_only = type_checking_lines(tree)
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", None) in typing_only:
-            continue
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            sub = [f"{node.module}.{alias.name}" for alias in node.names]
-            targets = [node.module] + [s for s in sub if s in known]
-        else:
-            continue
-        for target in targets:
-            if target.split(".")[0] == "rl_verifier":
-                yield node.lineno, target
-
-
-def named_modules(module: str, path: Path) -> Iterator[str]:
+def named_modules(module: str, known: dict[str, Path]) -> Iterator[str]:
     """Modules a module loads by name: strings that name one (``import_module``, ``-m``),
     and in a package's ``__init__``, strings that name one of its submodules."""
-    known = modules()
+    path = known[module]
     package = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -100,25 +74,23 @@ def test_every_unit_of_the_core_is_on_the_layer_list() -> None:
 
 def test_no_module_imports_from_a_layer_above_its_own() -> None:
     rank = layers()
-    problems = []
-    for module, path in modules().items():
-        for line, target in imports(module, path):
-            if rank[unit(target)] > rank[unit(module)]:
-                where = f"{path.relative_to(ROOT)}:{line}"
-                problems.append(
-                    f"{where}: layer {rank[unit(module)]} ({unit(module)}) imports {target}, "
-                    f"layer {rank[unit(target)]}"
-                )
+    problems = [
+        f"{module} (layer {rank[unit(module)]}, {unit(module)}) imports {target}, "
+        f"layer {rank[unit(target)]}"
+        for module, imported in graph().items()
+        for target in sorted(imported)
+        if rank[unit(target)] > rank[unit(module)]
+    ]
     assert not problems, "\n".join(problems)
 
 
 def test_nothing_in_the_core_imports_its_face() -> None:
     face = {name for name, number in layers().items() if number == max(layers().values())}
     problems = [
-        f"{path.relative_to(ROOT)}:{line}: imports {target}"
-        for module, path in modules().items()
+        f"{module} imports {target}"
+        for module, imported in graph().items()
         if unit(module) not in face
-        for line, target in imports(module, path)
+        for target in sorted(imported)
         if unit(target) in face
     ]
     assert not problems, "\n".join(problems)
@@ -126,6 +98,7 @@ def test_nothing_in_the_core_imports_its_face() -> None:
 
 def test_every_module_is_reachable_from_a_public_name_or_a_command() -> None:
     known = modules()
+    imports = graph()
     integrations = [n for n in known if n.startswith("rl_verifier.integrations.")]
     todo = [*PUBLIC, *integrations, *entry_points()]
     seen: set[str] = set()
@@ -136,6 +109,5 @@ def test_every_module_is_reachable_from_a_public_name_or_a_command() -> None:
         seen.add(module)
         parts = module.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # its packages run first
-        todo += [target for _, target in imports(module, known[module])]
-        todo += list(named_modules(module, known[module]))
+        todo += [*imports[module], *named_modules(module, known)]
     assert not set(known) - seen, sorted(set(known) - seen)

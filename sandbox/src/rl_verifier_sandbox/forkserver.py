@@ -244,25 +244,30 @@ class PythonForkServer:
             "stdin": "",
             "limits": self._limit_job(job.limits),
         }
-        # A server found dead when the job is sent (killed while idle) never saw the job: it
-        # is sent once more, to a fresh server; a second loss is the sandbox's failure.
-        for attempt in (1, 2):
-            in_r, in_w = os.pipe()
-            out_r, out_w = os.pipe()
-            try:
-                self._send(req, (in_r, out_w))
-            except ServerDied as exc:
-                for fd in (in_w, out_r):
-                    os.close(fd)
-                self.restart()
-                if attempt == 2:
-                    raise SandboxUnavailable(f"fork server lost: {exc}") from exc
-                continue
-            finally:
-                os.close(in_r)
-                os.close(out_w)
-            return ForkedProcess(self, in_w, out_r, done)
-        raise AssertionError("unreachable")
+        try:
+            return self._send_live(req, done)
+        except ServerDied:  # found dead when the job was sent (killed while idle): it never
+            self.restart()  # saw the job, so the job goes once more, to a fresh server
+        try:
+            return self._send_live(req, done)
+        except ServerDied as exc:
+            self.restart()
+            raise SandboxUnavailable(f"fork server lost: {exc}") from exc
+
+    def _send_live(self, req: dict[str, Any], done: Callable[[], None]) -> ForkedProcess:
+        """Send one live job with its two pipes; the host keeps their other ends."""
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            self._send(req, (in_r, out_w))
+        except ServerDied:
+            os.close(in_w)
+            os.close(out_r)
+            raise
+        finally:
+            os.close(in_r)
+            os.close(out_w)
+        return ForkedProcess(self, in_w, out_r, done)
 
     def end_live(self) -> tuple[int | None, bytes]:
         """Have the server kill the live job and wipe; the job's exit code (negative: killed
