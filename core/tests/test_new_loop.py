@@ -276,12 +276,12 @@ def test_multi_turn_environment_is_written_and_validated(tmp_path: Path) -> None
 
 
 def test_the_cli_and_the_builder_page_take_their_defaults_from_the_request() -> None:
-    from rl_verifier.cli.app import cli
+    from rl_verifier.cli.new import new_loop
     from rl_verifier.train.script_writer import request_defaults
     from rl_verifier.web.app import options
 
     defaults = request_defaults()
-    flags = {p.name: p.default for p in cli.commands["new"].params if p.name in defaults}
+    flags = {p.name: p.default for p in new_loop.params if p.name in defaults}
     assert set(flags) == set(defaults)  # every optional request field is a flag
     for name, value in flags.items():
         assert value == defaults[name] or (name == "force" and not defaults[name]), name

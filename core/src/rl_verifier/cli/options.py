@@ -1,4 +1,5 @@
-"""Command-line options shared by the commands that score: one definition each."""
+"""What the commands share: the scoring options (one definition each) and ``-q``-aware
+progress notes."""
 
 from __future__ import annotations
 
@@ -46,3 +47,15 @@ def executor_option(function: F) -> F:
 def read_settings(pairs: tuple[str, ...], config_file: Path | None) -> dict[str, Any]:
     """The verifier settings the two options give."""
     return merge_configs(read_config_file(config_file) if config_file else {}, pairs)
+
+
+def quiet() -> bool:
+    """Whether ``rlv -q`` was given."""
+    context = click.get_current_context(silent=True)
+    return bool(context and context.find_root().params.get("quiet"))
+
+
+def say(message: str) -> None:
+    """A progress note on stderr, unless ``-q``."""
+    if not quiet():
+        click.echo(message, err=True)

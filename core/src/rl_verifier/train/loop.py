@@ -209,9 +209,7 @@ class Trainer:
                 await self.warm_start()
             sampler = await self.training.save_weights_and_get_sampling_client()
             await self.board.publish(start, sampler)
-            queue: asyncio.Queue[Batch] = asyncio.Queue(
-                maxsize=max(1, self.config.sampling_ahead)
-            )
+            queue: asyncio.Queue[Batch] = asyncio.Queue(maxsize=max(1, self.config.sampling_ahead))
             producer = RolloutProducer(self.config, self.plan, self.renderer, self.board)
             await self.held_out(start, unless_logged=True)  # a kill may have lost it
             producing = asyncio.create_task(producer.produce(engine, start, queue))

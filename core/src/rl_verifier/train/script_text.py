@@ -11,7 +11,7 @@ from rl_verifier.discovery.losses import policy_losses
 
 LINE_LENGTH = 100  # the repository's ruff line length
 
-COMMENTS = {
+BASE_COMMENTS = {
     "base_model": "Base model that gets a LoRA adapter",
     "backend": "tinker: the hosted API (needs TINKER_API_KEY); local: rlv serve on this machine",
     "lora_rank": "LoRA rank",
@@ -21,7 +21,7 @@ COMMENTS = {
     "group_size": "Samples per task; advantages compare the samples of one task",
     "max_tokens": "Longest completion, in tokens",
     "temperature": "Sampling temperature",
-    "loss": "Policy loss: " + ", ".join(policy_losses()),
+    "loss": "Policy loss: {losses}",
     "reward": "A verifier name or a reward spec such as '0.8*a + 0.2*b'",
     "tasks": "A tasks JSONL file (relative to this file), or taskset:NAME from a plugin",
     "environment": "Episode shape: single_turn, or a multi-turn tool environment",
@@ -29,6 +29,13 @@ COMMENTS = {
     "save_every": "Save a resumable checkpoint every N steps",
     "run_dir": "Logs and checkpoints (relative to this file); {time} becomes the start time",
 }
+
+
+def comments() -> dict[str, str]:
+    """Each setting's comment in a written script; the loss line lists today's losses (read
+    on call, so that importing this module discovers no plugins)."""
+    losses = ", ".join(policy_losses())
+    return {**BASE_COMMENTS, "loss": BASE_COMMENTS["loss"].format(losses=losses)}
 
 
 def command(script: Path) -> str:

@@ -28,7 +28,7 @@ from rl_verifier.scoring.resolve import (
 )
 from rl_verifier.train.catalog import closest, lookup
 from rl_verifier.train.config import TrainConfig, TrainingBackend
-from rl_verifier.train.script_text import COMMENTS, LINE_LENGTH, command, doc_escape, wrap
+from rl_verifier.train.script_text import LINE_LENGTH, command, comments, doc_escape, wrap
 from rl_verifier.train.standalone import render_standalone
 
 BACKENDS = tuple(backend.value for backend in TrainingBackend)
@@ -337,9 +337,9 @@ def _environment(request: BuildRequest) -> dict[str, Any]:
 
 
 def _toml(script: Path, values: dict[str, Any], family: str | None, lr_source: str) -> str:
-    comments = dict(COMMENTS)
-    comments["base_model"] += f" ({family} chat template)" if family else " (not catalogued)"
-    comments["learning_rate"] += f" ({lr_source})"
+    notes = comments()
+    notes["base_model"] += f" ({family} chat template)" if family else " (not catalogued)"
+    notes["learning_rate"] += f" ({lr_source})"
     lines = [
         f"# Settings for {script.name}, read into rl_verifier.train.TrainConfig.",
         f"# Override one for a run: python {script.name} --set steps=5",
@@ -348,7 +348,7 @@ def _toml(script: Path, values: dict[str, Any], family: str | None, lr_source: s
     for key, value in values.items():
         if key in GROUP_STARTS:
             lines.append("")
-        lines += [f"# {comments[key]}.", f"{key} = {_toml_value(value)}"]
+        lines += [f"# {notes[key]}.", f"{key} = {_toml_value(value)}"]
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from rl_verifier.discovery.losses import get_loss
 from rl_verifier.train.config import TrainConfig
-from rl_verifier.train.script_text import COMMENTS, LINE_LENGTH, command, doc_escape, wrap
+from rl_verifier.train.script_text import LINE_LENGTH, command, comments, doc_escape, wrap
 from rl_verifier.train.standalone_template import STANDALONE
 
 # (constant, setting, annotation): the file's settings, in order.
@@ -84,18 +84,18 @@ def render_standalone(
 def _comments(settings: dict[str, Any], family: str | None, lr_source: str) -> dict[str, str]:
     loss = get_loss(settings["loss"])
     taken = ", ".join(f"{k} (default {v:g})" for k, v in loss.config.items())
-    comments = dict(COMMENTS)
-    comments["base_model"] += f" ({family} chat template)" if family else " (not catalogued)"
-    comments["learning_rate"] += f" ({lr_source})"
-    comments["loss_config"] = (
+    notes = comments()
+    notes["base_model"] += f" ({family} chat template)" if family else " (not catalogued)"
+    notes["learning_rate"] += f" ({lr_source})"
+    notes["loss_config"] = (
         f"loss_fn_config of LOSS; empty: the loss's defaults. {loss.name} takes "
         + (taken or "no settings")
     )
-    comments["advantage"] = TrainConfig.model_fields["advantage"].description or ""
-    comments["verifier_config"] = TrainConfig.model_fields["verifier_config"].description or ""
-    comments["save_every"] = "Save a resumable checkpoint every N steps, and at the end"
-    comments["seed"] = "Seed of the data order, the sampling and the adapter's initialisation"
-    return comments
+    notes["advantage"] = TrainConfig.model_fields["advantage"].description or ""
+    notes["verifier_config"] = TrainConfig.model_fields["verifier_config"].description or ""
+    notes["save_every"] = "Save a resumable checkpoint every N steps, and at the end"
+    notes["seed"] = "Seed of the data order, the sampling and the adapter's initialisation"
+    return notes
 
 
 def _settings_block(settings: dict[str, Any], family: str | None, lr_source: str) -> str:
