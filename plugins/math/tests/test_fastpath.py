@@ -12,7 +12,7 @@ from sympy import srepr
 
 from rl_verifier_math.compare import parse_answer
 from rl_verifier_math.fastpath import quick_verdict
-from rl_verifier_math.verifier import known_reading
+from rl_verifier_math.grading import known_reading
 
 GRID = [
     "42", "42.0", "-42", "4.2", "0", "1", "\\frac{1}{2}", "0.5", "0.500001", "\\frac{1}{3}",

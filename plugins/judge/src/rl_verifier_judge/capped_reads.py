@@ -6,8 +6,10 @@ encoding): the caller refuses content encodings, so no decoder can multiply them
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 HEAD_KEPT = 500  # bytes of an over-long reply kept to show
 

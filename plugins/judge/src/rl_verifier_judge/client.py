@@ -14,8 +14,7 @@ import random
 import re
 import ssl
 import time
-
-import httpx
+from typing import TYPE_CHECKING
 
 from rl_verifier import Status
 from rl_verifier_judge.calls_cache import CallCache
@@ -30,6 +29,9 @@ from rl_verifier_judge.replies import (
     reply_from_stream,
 )
 from rl_verifier_judge.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    import httpx  # about 80 ms to import: on the first call
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
 ERROR_BODY_READ = 64 << 10  # bytes read of a reply whose status is an error
@@ -51,6 +53,8 @@ class JudgeClient:
         loop = asyncio.get_running_loop()
         if self._http is None or self._limit is None or self._loop is not loop:
             # One pool per event loop: connections cannot move between loops.
+            import httpx
+
             limits = httpx.Limits(max_connections=self.settings.judge_concurrency)
             self._http = httpx.AsyncClient(
                 limits=limits, timeout=self.settings.deadline_s, verify=tls(self.settings.base_url)
@@ -162,6 +166,8 @@ class JudgeClient:
         return wait
 
     async def _once(self, http: httpx.AsyncClient, call: Outbound) -> Reply:
+        import httpx
+
         s = self.settings
         try:
             sent = http.stream("POST", call.url, json=call.body, headers=self._headers())
@@ -197,6 +203,8 @@ def tls(base_url: str) -> ssl.SSLContext | bool:
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
+    import httpx
+
     return httpx.create_ssl_context()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -20,10 +20,8 @@ from rl_verifier import (
     VerifierConfig,
 )
 from rl_verifier_retrieval.answers import exact_match, token_f1
-from rl_verifier_retrieval.cache import open_corpus_index
 from rl_verifier_retrieval.citations import parse_citations, strip_citations
 from rl_verifier_retrieval.corpus import Document, inline_documents
-from rl_verifier_retrieval.index import BM25Index
 from rl_verifier_retrieval.metrics import Weights, citation_scores
 from rl_verifier_retrieval.support import (
     Entailment,
@@ -31,6 +29,9 @@ from rl_verifier_retrieval.support import (
     load_entailment,
     overlap_support,
 )
+
+if TYPE_CHECKING:
+    from rl_verifier_retrieval.index import BM25Index  # numpy, bm25s: on the first corpus
 
 # Longest completion judged (characters): an answer with citations is a few sentences; the
 # bound keeps every pass over the text, answer_pattern and citation_pattern included, short.
@@ -137,6 +138,8 @@ class RetrievalVerifier(Verifier[RetrievalConfig]):
         s = self.config
         if s.corpus is not None and self.index is None:
             cache = Path(s.cache_dir) if s.cache_dir else None
+            from rl_verifier_retrieval.cache import open_corpus_index
+
             self.index = open_corpus_index(Path(s.corpus), cache, s.backend)
         if s.entailment is not None and self.entails is None:
             self.entails = load_entailment(s.entailment)
