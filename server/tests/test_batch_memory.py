@@ -14,7 +14,7 @@ import torch
 from rlv_numerics import assert_float32_close, backward_terms, float32_tolerance
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, forward
 from rl_verifier_server.runtime.batch_memory import BatchMemory, plan_batches
 from rl_verifier_server.runtime.logprobs import CHUNK_POSITIONS, token_logprobs

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.base.errors import UserError
+from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.checkpoint_store import META, CheckpointRef, CheckpointStore, check_ttl
-from rl_verifier_server.errors import StatusError
 
 RUN = "s1:train:0"
 

@@ -1,7 +1,7 @@
 """SIGKILL in the middle of optim_step and save_state: after a restart, every listed
 checkpoint loads, none is half-written, and an interrupted overwrite keeps the old one.
 
-The server stops at a named point (``rl_verifier_server.testhooks``) and signals it, so the
+The server stops at a named point (``rl_verifier_server.base.testhooks``) and signals it, so the
 kill lands inside the operation every time.
 """
 

@@ -30,8 +30,13 @@ from tinker import types
 from tinker.proto import tinker_public_pb2 as pb
 from tinker.proto.request_conv import forward_backward_request_to_proto
 
+from rl_verifier_server.base.limits import (
+    MAX_DATUMS,
+    MAX_STOP_CHARS,
+    MAX_STOP_SEQUENCES,
+    ServerLimits,
+)
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.limits import MAX_DATUMS, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, ServerLimits
 
 KEY = "tml-hostile-sampling"
 MODEL = "rlv/tiny-chat"

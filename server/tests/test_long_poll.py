@@ -12,8 +12,8 @@ import pytest
 import tinker
 from tinker import types
 
+from rl_verifier_server.base.testhooks import LONG_POLL_VARIABLE, SLOW_VARIABLE
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.testhooks import LONG_POLL_VARIABLE, SLOW_VARIABLE
 
 SLOW_S = 3.0
 POLL_S = 0.5  # so one slow step outlasts about six polls

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rl_verifier.base.errors import UserError
+from rl_verifier_server.base.names import MAX_NAME_LENGTH, check_name, child_path
 from rl_verifier_server.checkpoint_store import CheckpointRef
-from rl_verifier_server.names import MAX_NAME_LENGTH, check_name, child_path
 
 
 @pytest.mark.parametrize(

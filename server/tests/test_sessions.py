@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rl_verifier_server import session_calls, training_calls
-from rl_verifier_server.errors import StatusError
-from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.base.errors import StatusError
+from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.service import Service
 
 

@@ -10,7 +10,7 @@ from tinker.proto.request_conv import forward_backward_request_to_proto
 from tinker.proto.response_conv import deserialize_proto_response
 
 from rl_verifier.base.errors import UserError
-from rl_verifier_server.limits import MAX_DATUM_PARTS, MAX_DATUMS, ServerLimits
+from rl_verifier_server.base.limits import MAX_DATUM_PARTS, MAX_DATUMS, ServerLimits
 from rl_verifier_server.runtime import FwdBwdResult, SampledSequence
 from rl_verifier_server.wire import (
     ForwardBackwardCall,

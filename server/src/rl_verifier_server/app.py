@@ -18,7 +18,7 @@ from rl_verifier import UserError
 from rl_verifier_server import handlers, openai_routes, session_calls
 from rl_verifier_server.access_log import LogFailures
 from rl_verifier_server.auth import RequireApiKey
-from rl_verifier_server.errors import StatusError
+from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.http_io import error
 from rl_verifier_server.service import Service
 

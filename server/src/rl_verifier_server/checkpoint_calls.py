@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
-from rl_verifier_server import fields
+from rl_verifier_server.base import fields
 from rl_verifier_server.checkpoint_store import CheckpointRef, check_ttl
 from rl_verifier_server.export import parse_recipients, write_export
 from rl_verifier_server.futures import Outcome

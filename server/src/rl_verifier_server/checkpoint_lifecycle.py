@@ -16,10 +16,10 @@ from typing import Any
 from starlette.requests import Request
 
 from rl_verifier import UserError
+from rl_verifier_server.base.errors import StatusError
+from rl_verifier_server.base.names import check_name
 from rl_verifier_server.checkpoint_store import META, CheckpointRef, check_ttl
 from rl_verifier_server.downloads import VALID_FOR
-from rl_verifier_server.errors import StatusError
-from rl_verifier_server.names import check_name
 from rl_verifier_server.service import Service
 
 log = logging.getLogger("rl_verifier_server")

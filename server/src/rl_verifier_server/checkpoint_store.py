@@ -3,7 +3,7 @@
 KIND is ``weights`` (from ``save_state``: adapter and optimizer), ``sampler_weights``
 (from ``save_weights_for_sampler``: adapter only) or ``external_weights`` (from
 ``save_weights_external``: a standard peft adapter to download, see ``export``). RUN and
-NAME are names as ``rl_verifier_server.names`` defines them. Each checkpoint folder holds a
+NAME are names as ``rl_verifier_server.base.names`` defines them. Each checkpoint folder holds a
 ``checkpoint.json`` with the base model, LoRA settings, expiry and the client's
 ``user_metadata``, so a fresh server process can list and load what an earlier one saved.
 ``runs/RUN/run.json`` records the training run itself (base model, LoRA settings, its
@@ -38,9 +38,9 @@ from typing import Any
 
 from rl_verifier import UserError
 from rl_verifier.internal import replace_directory, write_text
-from rl_verifier_server.errors import StatusError
-from rl_verifier_server.names import check_name, child_path
-from rl_verifier_server.testhooks import pause_point, wall_clock
+from rl_verifier_server.base.errors import StatusError
+from rl_verifier_server.base.names import check_name, child_path
+from rl_verifier_server.base.testhooks import pause_point, wall_clock
 
 log = logging.getLogger("rl_verifier_server")
 

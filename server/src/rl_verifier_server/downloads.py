@@ -14,7 +14,7 @@ import secrets
 from datetime import datetime, timedelta
 from urllib.parse import quote
 
-from rl_verifier_server.errors import StatusError
+from rl_verifier_server.base.errors import StatusError
 
 PREFIX = "/api/v1/downloads"
 VALID_FOR = timedelta(hours=1)

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_verifier_server.testhooks import long_poll_s
+from rl_verifier_server.base.testhooks import long_poll_s
 
 LONG_POLL_S = 30.0  # as hosted Tinker; the SDK waits 45 s for one poll, re-polls on 408
 KEEP_RESULTS_S = 3600.0

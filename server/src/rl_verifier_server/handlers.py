@@ -19,8 +19,8 @@ from rl_verifier_server import (
     session_calls,
     training_calls,
 )
+from rl_verifier_server.base.limits import MAX_DATUMS
 from rl_verifier_server.http_io import body_bytes, body_json, error, future, page
-from rl_verifier_server.limits import MAX_DATUMS
 from rl_verifier_server.service import Service
 
 PROTO = "application/x-protobuf"

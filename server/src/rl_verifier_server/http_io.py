@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 
 from rl_verifier import UserError
 from rl_verifier.cli_support import check_input, printable
-from rl_verifier_server.limits import too_large
+from rl_verifier_server.base.limits import too_large
 
 OFF_LOOP_BYTES = 256 * 1024  # bodies this big are decompressed and parsed on a thread
 ZSTD_STEP = 1024 * 1024  # decompressed this much at a time, so a bomb stops at the limit

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
+from rl_verifier_server.base.errors import StatusError
+from rl_verifier_server.base.names import check_name
 from rl_verifier_server.checkpoint_store import KINDS, CheckpointRef, CheckpointStore
-from rl_verifier_server.errors import StatusError
-from rl_verifier_server.names import check_name
 
 if TYPE_CHECKING:
     from rl_verifier_server.training_clients import TrainingClient

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
-from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.openai_request import GenerateCall, prompt_too_long
 from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
 from rl_verifier_server.sample_batches import Part, SampleJob

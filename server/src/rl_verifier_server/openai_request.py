@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl_verifier import UserError
-from rl_verifier_server import fields
-from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.base import fields
+from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.runtime.types import SamplingParams
 
 MAX_STOP_STRINGS = 4  # as OpenAI

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from rl_verifier import UserError
-from rl_verifier_server.errors import StatusError
+from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.http_io import body_json
 from rl_verifier_server.openai_calls import (
     Generated,

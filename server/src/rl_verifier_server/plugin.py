@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from rl_verifier import hookimpl
-from rl_verifier_server.limits import ServerLimits
-from rl_verifier_server.paths import default_data_dir
+from rl_verifier_server.base.limits import ServerLimits
+from rl_verifier_server.base.paths import default_data_dir
 
 DEFAULTS = ServerLimits()
 # Each field of ServerLimits as an option of rlv serve (its default is the field's).

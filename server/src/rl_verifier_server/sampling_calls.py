@@ -11,7 +11,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
-from rl_verifier_server import fields
+from rl_verifier_server.base import fields
 from rl_verifier_server.checkpoint_store import CheckpointRef
 from rl_verifier_server.compute import failure
 from rl_verifier_server.futures import Outcome

@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.checkpoint_store import CheckpointStore
 from rl_verifier_server.compute import ComputeThread
 from rl_verifier_server.downloads import UrlSigner
 from rl_verifier_server.futures import FutureTable
-from rl_verifier_server.limits import ServerLimits
 from rl_verifier_server.models import AllowedModels, ModelHosts
 from rl_verifier_server.sample_batches import SampleBatches
 from rl_verifier_server.sampler_table import SamplerTable

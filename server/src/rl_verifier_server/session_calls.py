@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 from rl_verifier_server import checkpoint_lifecycle
-from rl_verifier_server.names import check_name
+from rl_verifier_server.base.names import check_name
 from rl_verifier_server.service import Service
 from rl_verifier_server.sessions import Session
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from rl_verifier_server.errors import StatusError
-from rl_verifier_server.names import check_name
+from rl_verifier_server.base.errors import StatusError
+from rl_verifier_server.base.names import check_name
 
 
 def now_iso() -> str:

@@ -8,12 +8,12 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
-from rl_verifier_server import fields
+from rl_verifier_server.base import fields
+from rl_verifier_server.base.testhooks import pause_point
 from rl_verifier_server.futures import Outcome
 from rl_verifier_server.runtime import AdamParams, LoraSpec
 from rl_verifier_server.service import Service
 from rl_verifier_server.sessions import now_iso
-from rl_verifier_server.testhooks import pause_point
 from rl_verifier_server.training_clients import slot
 from rl_verifier_server.wire import (
     decode_forward_backward,

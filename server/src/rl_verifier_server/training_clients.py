@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
-from rl_verifier_server import fields
+from rl_verifier_server.base import fields
+from rl_verifier_server.base.errors import StatusError
+from rl_verifier_server.base.names import check_name
 from rl_verifier_server.compute import ComputeThread
-from rl_verifier_server.errors import StatusError
 from rl_verifier_server.futures import Outcome
-from rl_verifier_server.names import check_name
 from rl_verifier_server.ordering import SequencedQueue
 from rl_verifier_server.runtime import LoraSpec
 from rl_verifier_server.sessions import Session, Sessions, now_iso

@@ -13,7 +13,7 @@ import numpy as np
 from tinker.proto import tinker_public_pb2 as pb
 
 from rl_verifier import UserError
-from rl_verifier_server.limits import MAX_DATUM_PARTS, MAX_DATUMS
+from rl_verifier_server.base.limits import MAX_DATUM_PARTS, MAX_DATUMS
 from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence
 from rl_verifier_server.stability import Provenance, Span
 

@@ -25,8 +25,8 @@ from safetensors.torch import load_file, save_file
 
 from rl_verifier import UserError, publish_directory
 from rl_verifier.internal import write_text
+from rl_verifier_server.base.testhooks import pause_point
 from rl_verifier_server.runtime.types import AdapterInfo, AdapterLayout, LoraSpec
-from rl_verifier_server.testhooks import pause_point
 
 META_FILE = "rlv_adapter.json"
 WEIGHTS_FILE = "adapter_model.safetensors"

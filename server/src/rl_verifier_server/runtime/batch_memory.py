@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from rl_verifier_server.limits import ServerLimits
+from rl_verifier_server.base.limits import ServerLimits
 
 DEFAULT_BATCH_MEMORY_GB = ServerLimits().batch_memory_gb  # rlv serve --batch-memory-gb
 # Per layer and padded token, in elements, the activations autograd keeps for backward when

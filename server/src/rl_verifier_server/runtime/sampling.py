@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import torch
 
 from rl_verifier import UserError
-from rl_verifier_server.fields import shown
+from rl_verifier_server.base.fields import shown
 from rl_verifier_server.runtime.datums import check_tokens
 from rl_verifier_server.runtime.decoding import (
     Decoded,

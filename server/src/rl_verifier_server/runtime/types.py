@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rl_verifier import UserError
-from rl_verifier_server.fields import shown
+from rl_verifier_server.base.fields import shown
 
 
 class Cancelled(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rl_verifier_server.errors import StatusError
+from rl_verifier_server.base.errors import StatusError
 
 MIB = 1024 * 1024
 JSON_BYTES_PER_PROMPT_CHAR = 16  # a character JSON-escaped as a surrogate pair takes 12

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from rl_verifier import UserError
-from rl_verifier_server.limits import MAX_STOP_CHARS, MAX_STOP_SEQUENCES
+from rl_verifier_server.base.limits import MAX_STOP_CHARS, MAX_STOP_SEQUENCES
 
 MISSING: Any = object()
 MAX_INT = 2**63 - 1
