@@ -10,8 +10,8 @@ import pytest
 
 from rl_verifier.base.errors import UserError
 from rl_verifier.serving.access import is_loopback
-from rl_verifier_server.auth import collect_keys
 from rl_verifier_server.data_lock import lock_data_dir, wait_until_free
+from rl_verifier_server.http.auth import collect_keys
 from rl_verifier_server.launch import LocalServer, healthy
 from rl_verifier_server.serve import bind, run_server
 

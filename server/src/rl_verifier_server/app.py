@@ -16,10 +16,10 @@ from starlette.routing import Route
 
 from rl_verifier import UserError
 from rl_verifier_server import handlers, openai_routes, session_calls
-from rl_verifier_server.access_log import LogFailures
-from rl_verifier_server.auth import RequireApiKey
 from rl_verifier_server.base.errors import StatusError
-from rl_verifier_server.http_io import error
+from rl_verifier_server.http.access_log import LogFailures
+from rl_verifier_server.http.auth import RequireApiKey
+from rl_verifier_server.http.http_io import error
 from rl_verifier_server.service import Service
 
 Handler = Callable[[Service, Request], Awaitable[Response]]

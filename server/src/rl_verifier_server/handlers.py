@@ -20,7 +20,7 @@ from rl_verifier_server import (
     training_calls,
 )
 from rl_verifier_server.base.limits import MAX_DATUMS
-from rl_verifier_server.http_io import body_bytes, body_json, error, future, page
+from rl_verifier_server.http.http_io import body_bytes, body_json, error, future, page
 from rl_verifier_server.service import Service
 
 PROTO = "application/x-protobuf"

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from rl_verifier import UserError
 from rl_verifier_server.base.errors import StatusError
-from rl_verifier_server.http_io import body_json
+from rl_verifier_server.http.http_io import body_json
 from rl_verifier_server.openai_calls import (
     Generated,
     Prompt,

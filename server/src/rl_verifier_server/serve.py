@@ -23,9 +23,9 @@ from rl_verifier.cli_support import (
 )
 from rl_verifier.internal import write_text
 from rl_verifier_server.app import build_app
-from rl_verifier_server.auth import KEYS_VARIABLE
 from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.data_lock import lock_data_dir
+from rl_verifier_server.http.auth import KEYS_VARIABLE
 from rl_verifier_server.models import AllowedModels
 from rl_verifier_server.service import Service
 
