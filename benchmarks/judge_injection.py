@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier import Score, Scorer, Status, Task
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.models import smollm2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "judge" / "tests"))
 from test_injection import ATTACKS  # type: ignore[import-not-found]  # their one home

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier import Score, Scorer, Task
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.models import smollm2
 
 TASK = Task(id="capital", prompt="What is the capital of France?", reference={"answer": "Paris"})
 

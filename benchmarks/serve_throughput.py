@@ -71,7 +71,7 @@ def random_model(size: str, root: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     tokenizer = AutoTokenizer.from_pretrained(ensure_tiny_model())
     config = Qwen2Config(
@@ -189,7 +189,7 @@ def in_turns(pairs: dict[str, tuple[Callable[[], None], Callable[[], None]]], re
 
 
 def model_directory(name: str) -> Path:
-    from rl_verifier_server.models import resolve
+    from rl_verifier_server.models.catalog import resolve
 
     return resolve(name).directory
 

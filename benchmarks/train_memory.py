@@ -48,7 +48,7 @@ def child(datums: int, tokens: int, budget: str, steps: int) -> None:
     import numpy as np
     import torch
 
-    from rl_verifier_server import smollm2
+    from rl_verifier_server.models import smollm2
     from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost
 
     torch.manual_seed(0)

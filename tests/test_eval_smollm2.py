@@ -17,8 +17,8 @@ import pytest
 from rl_verifier import Scorer, Task
 from rl_verifier.evaluation.estimators import pass_at_k
 from rl_verifier.testing import load_task_source
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.models import smollm2
 
 RLV = [sys.executable, "-c", "from rl_verifier.cli.app import main; main()"]
 MODEL = smollm2.SMOLLM2_NAME

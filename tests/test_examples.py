@@ -38,7 +38,7 @@ def rows(path: Path) -> list[dict[str, Any]]:
 
 def need_smollm2() -> None:
     """Skip unless SmolLM2-135M-Instruct's wheel is installed."""
-    from rl_verifier_server import smollm2
+    from rl_verifier_server.models import smollm2
 
     if not smollm2.is_available():
         pytest.skip(f"needs the wheel: {smollm2.INSTALL_HINT}")

@@ -32,8 +32,8 @@ from rl_verifier.integrations.prime_verifiers import (
     VerifierUnfinished,
     reward_function,
 )
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.models import smollm2
 
 Register = Callable[[type[Verifier]], type[Verifier]]
 TASKSET_ID = "rl-verifier-tasks"

@@ -61,7 +61,7 @@ def tokenizer(offline: None) -> Any:
     that name with the cookbook's own ``register_tokenizer`` (the test's only workaround)."""
     from transformers import AutoTokenizer
 
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     try:
         return get_tokenizer(MODEL)

@@ -111,7 +111,7 @@ def memorised_tiny_model(out: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     base = ensure_tiny_model()
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)

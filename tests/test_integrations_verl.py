@@ -49,7 +49,7 @@ def behaviour(register_verifier: Register) -> Iterator[None]:
 def tokenizer() -> Any:
     from transformers import AutoTokenizer
 
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     return AutoTokenizer.from_pretrained(ensure_tiny_model(), local_files_only=True)
 

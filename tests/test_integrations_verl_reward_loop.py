@@ -52,7 +52,7 @@ def behaviour(register_verifier: Register) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def model_path() -> str:
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     return str(ensure_tiny_model())
 

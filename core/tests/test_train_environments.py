@@ -35,7 +35,7 @@ TASK = Task(id="t1", prompt="What is 2 + 5?")
 @pytest.fixture(scope="module")
 def tokenizer() -> Any:
     transformers = pytest.importorskip("transformers")
-    tiny_model = pytest.importorskip("rl_verifier_server.tiny_model")
+    tiny_model = pytest.importorskip("rl_verifier_server.models.tiny_model")
     return transformers.AutoTokenizer.from_pretrained(
         tiny_model.ensure_tiny_model(), local_files_only=True
     )

@@ -14,8 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.models import smollm2
 
 
 def main(command: list[str]) -> int:

@@ -15,11 +15,11 @@ from rlv_numerics import assert_float32_close, backward_terms, float32_tolerance
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from rl_verifier_server.base.limits import ServerLimits
+from rl_verifier_server.models.tiny_model import ensure_tiny_model
 from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, forward
 from rl_verifier_server.runtime.batch_memory import BatchMemory, plan_batches
 from rl_verifier_server.runtime.logprobs import CHUNK_POSITIONS, token_logprobs
 from rl_verifier_server.service import Service
-from rl_verifier_server.tiny_model import ensure_tiny_model
 
 VOCAB = 300
 SPEC = LoraSpec(rank=4, seed=0)

@@ -24,7 +24,7 @@ import tinker
 from rlv_renderers import assert_renderer_matches_template
 
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.tiny_model import ensure_tiny_model
+from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
 DRIVER = Path(__file__).with_name("cookbook_runs.py")
 SCENARIOS = ("rl", "resume", "sl", "ppo_kl", "async", "streaming")

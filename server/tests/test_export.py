@@ -20,7 +20,7 @@ from rlv_numerics import float32_tolerance
 from tinker import types
 
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.tiny_model import VOCAB_SIZE
+from rl_verifier_server.models.tiny_model import VOCAB_SIZE
 
 KEY = "tml-export-test"
 SEQUENCE = [1, 20, 30, 40, 2, 1, 50, 60, 70, 80, 90, 2]

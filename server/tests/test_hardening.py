@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from tinker import types
 
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.tiny_model import ensure_tiny_model
+from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
 KEY = "tml-hardening-first-key"
 ENV_KEY = "tml-hardening-second-key"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_server.hf_cache import publish
-from rl_verifier_server.models import resolve
-from rl_verifier_server.tiny_model import TINY_MODEL_NAME, ensure_tiny_model
+from rl_verifier_server.models.catalog import resolve
+from rl_verifier_server.models.hf_cache import publish
+from rl_verifier_server.models.tiny_model import TINY_MODEL_NAME, ensure_tiny_model
 
 LOAD_BY_NAME = """
 import json, sys, torch

@@ -15,9 +15,9 @@ import tinker
 from rlv_numerics import assert_float32_close
 from tinker import types
 
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.tiny_model import VOCAB_SIZE
+from rl_verifier_server.models import smollm2
+from rl_verifier_server.models.tiny_model import VOCAB_SIZE
 
 MODEL = "rlv/tiny-chat"
 KEY = "tml-openai-test"

@@ -15,7 +15,7 @@ from tinker import types
 from transformers import AutoModelForCausalLM
 
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.tiny_model import VOCAB_SIZE, ensure_tiny_model
+from rl_verifier_server.models.tiny_model import VOCAB_SIZE, ensure_tiny_model
 
 MODEL = "rlv/tiny-chat"
 PROMPT = [1, 20, 30, 40, 2]

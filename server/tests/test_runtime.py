@@ -886,7 +886,7 @@ def test_bad_requests(host: ModelHost) -> None:
 
 def test_builtin_tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The server's own model (rlv/tiny-chat): chat stop strings, sampler == forward."""
-    from rl_verifier_server.tiny_model import ensure_tiny_model
+    from rl_verifier_server.models.tiny_model import ensure_tiny_model
 
     host = ModelHost.load(ensure_tiny_model(tmp_path_factory.mktemp("cache")), "rlv/tiny-chat")
     text = host.base.tokenizer.apply_chat_template(

@@ -23,7 +23,7 @@ from rlv_numerics import assert_float32_close
 from tinker import types
 
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.tiny_model import VOCAB_SIZE
+from rl_verifier_server.models.tiny_model import VOCAB_SIZE
 
 MODEL = "rlv/tiny-chat"
 

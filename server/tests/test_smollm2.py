@@ -19,11 +19,11 @@ from rlv_renderers import assert_renderer_matches_template
 from tinker import types
 
 from rl_verifier import UserError
-from rl_verifier_server import smollm2
-from rl_verifier_server.builtins import builtin_models
-from rl_verifier_server.hf_cache import publish
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.models import AllowedModels
+from rl_verifier_server.models import smollm2
+from rl_verifier_server.models.builtins import builtin_models
+from rl_verifier_server.models.catalog import AllowedModels
+from rl_verifier_server.models.hf_cache import publish
 
 NAME = smollm2.SMOLLM2_NAME
 pytestmark = pytest.mark.skipif(

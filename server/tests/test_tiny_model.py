@@ -12,8 +12,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from rl_verifier_server import tiny_model
-from rl_verifier_server.tiny_model import (
+from rl_verifier_server.models import tiny_model
+from rl_verifier_server.models.tiny_model import (
     TINY_MODEL_NAME,
     VOCAB_SIZE,
     describe_tiny_model,
@@ -111,7 +111,7 @@ def test_second_call_is_cached(model_dir: Path, monkeypatch: pytest.MonkeyPatch)
 def test_cached_call_does_not_import_torch(model_dir: Path) -> None:
     code = (
         "import sys; from pathlib import Path\n"
-        "from rl_verifier_server.tiny_model import ensure_tiny_model\n"
+        "from rl_verifier_server.models.tiny_model import ensure_tiny_model\n"
         f"ensure_tiny_model(Path({str(model_dir.parent)!r}))\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules\n"
     )
@@ -193,7 +193,7 @@ def test_concurrent_builds_share_one_model(model_dir: Path, tmp_path: Path) -> N
         "import sys, time; from pathlib import Path\n"
         "import torch, transformers, tokenizers, safetensors.torch\n"
         "from transformers import LlamaForCausalLM\n"
-        "from rl_verifier_server.tiny_model import ensure_tiny_model\n"
+        "from rl_verifier_server.models.tiny_model import ensure_tiny_model\n"
         "print('ready', flush=True)\n"
         f"while not Path({str(go)!r}).exists(): time.sleep(0.005)\n"
         f"print(ensure_tiny_model(Path({str(cache)!r})), flush=True)\n"

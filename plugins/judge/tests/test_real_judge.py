@@ -16,8 +16,8 @@ from judge_helpers import CAPITAL, OPEN, judge_one, rank
 
 from rl_verifier import Status
 from rl_verifier.testing import rlv_cli
-from rl_verifier_server import smollm2
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.models import smollm2
 
 pytestmark = pytest.mark.skipif(not smollm2.is_available(), reason=smollm2.INSTALL_HINT)
 TASKS = [

@@ -10,7 +10,7 @@ from rl_verifier.train import Renderer
 @pytest.fixture(scope="session")
 def renderer() -> Renderer:
     transformers = pytest.importorskip("transformers")
-    tiny_model = pytest.importorskip("rl_verifier_server.tiny_model")
+    tiny_model = pytest.importorskip("rl_verifier_server.models.tiny_model")
     tokenizer = transformers.AutoTokenizer.from_pretrained(
         tiny_model.ensure_tiny_model(), local_files_only=True
     )

@@ -20,7 +20,7 @@ from rl_verifier_server.checkpoint_store import CheckpointStore
 from rl_verifier_server.compute import ComputeThread
 from rl_verifier_server.downloads import UrlSigner
 from rl_verifier_server.futures import FutureTable
-from rl_verifier_server.models import AllowedModels, ModelHosts
+from rl_verifier_server.models.catalog import AllowedModels, ModelHosts
 from rl_verifier_server.sample_batches import SampleBatches
 from rl_verifier_server.sampler_table import SamplerTable
 from rl_verifier_server.sessions import Sessions

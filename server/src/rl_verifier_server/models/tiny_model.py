@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier.internal import write_text
-from rl_verifier_server.model_cache import MODEL_FILES, default_cache_dir, ensure_built
+from rl_verifier_server.models.model_cache import MODEL_FILES, default_cache_dir, ensure_built
 
 TINY_MODEL_NAME = "rlv/tiny-chat"
 # Bump whenever the recipe below (corpus, tokenizer settings, architecture, init) changes, so
@@ -162,7 +162,7 @@ def build_tiny_model(out_dir: Path) -> None:
 
 def _bundled_corpus() -> str:
     return (
-        resources.files(__package__ or "rl_verifier_server") / "data" / _CORPUS_RESOURCE
+        resources.files(__package__ or "rl_verifier_server.models") / "data" / _CORPUS_RESOURCE
     ).read_text(encoding="utf-8")
 
 

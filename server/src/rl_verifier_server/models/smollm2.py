@@ -23,8 +23,8 @@ from typing import Any
 
 from rl_verifier import UserError
 from rl_verifier.internal import write_text
-from rl_verifier_server.hf_cache import hub_snapshot
-from rl_verifier_server.model_cache import (
+from rl_verifier_server.models.hf_cache import hub_snapshot
+from rl_verifier_server.models.model_cache import (
     MODEL_FILES,
     default_cache_dir,
     ensure_built,

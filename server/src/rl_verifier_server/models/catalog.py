@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rl_verifier import UserError
-from rl_verifier_server import smollm2
-from rl_verifier_server.builtins import MAKERS, builtin_directory, builtin_models
-from rl_verifier_server.hf_cache import hub_snapshot
+from rl_verifier_server.models import smollm2
+from rl_verifier_server.models.builtins import MAKERS, builtin_directory, builtin_models
+from rl_verifier_server.models.hf_cache import hub_snapshot
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
