@@ -11,7 +11,7 @@ import pytest
 
 from rl_verifier.base.errors import UserError
 from rl_verifier_server.base.errors import StatusError
-from rl_verifier_server.checkpoint_store import META, CheckpointRef, CheckpointStore, check_ttl
+from rl_verifier_server.checkpoints.store import META, CheckpointRef, CheckpointStore, check_ttl
 
 RUN = "s1:train:0"
 
@@ -170,7 +170,7 @@ def test_deleting_is_all_or_nothing_and_a_missing_checkpoint_is_a_404(
     def killed(point: str, subject: str = "") -> None:
         raise KeyboardInterrupt(point)  # the process dies right after the move
 
-    monkeypatch.setattr("rl_verifier_server.checkpoint_store.pause_point", killed)
+    monkeypatch.setattr("rl_verifier_server.checkpoints.store.pause_point", killed)
     with pytest.raises(KeyboardInterrupt):
         store.delete(ref)
     assert names(store) == set()  # already gone from listings ...

@@ -9,7 +9,7 @@ import pytest
 
 from rl_verifier.base.errors import UserError
 from rl_verifier_server.base.names import MAX_NAME_LENGTH, check_name, child_path
-from rl_verifier_server.checkpoint_store import CheckpointRef
+from rl_verifier_server.checkpoints.store import CheckpointRef
 
 
 @pytest.mark.parametrize(

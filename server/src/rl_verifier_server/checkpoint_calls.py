@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
 from rl_verifier_server.base import fields
-from rl_verifier_server.checkpoint_store import CheckpointRef, check_ttl
-from rl_verifier_server.export import parse_recipients, write_export
+from rl_verifier_server.checkpoints.export import parse_recipients, write_export
+from rl_verifier_server.checkpoints.store import CheckpointRef, check_ttl
 from rl_verifier_server.futures import Outcome
 from rl_verifier_server.runtime import LoraSpec
 from rl_verifier_server.sampler_table import ClientSampler

@@ -14,12 +14,12 @@ from rl_verifier_server import (
     __version__,
     checkpoint_calls,
     checkpoint_lifecycle,
-    listing,
     sampling_calls,
     session_calls,
     training_calls,
 )
 from rl_verifier_server.base.limits import MAX_DATUMS
+from rl_verifier_server.checkpoints import listing
 from rl_verifier_server.http.http_io import body_bytes, body_json, error, future, page
 from rl_verifier_server.service import Service
 

@@ -173,7 +173,7 @@ def register_commands(cli: click.Group) -> None:
         The adapter loads with peft's PeftModel.from_pretrained onto its base model, or in
         any server that loads peft adapters. No server needs to run.
         """
-        from rl_verifier_server.export_command import export_checkpoint
+        from rl_verifier_server.checkpoints.export_command import export_checkpoint
 
         done = export_checkpoint(source, out, data_dir, force)
         click.echo(

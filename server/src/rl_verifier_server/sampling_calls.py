@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
 from rl_verifier_server.base import fields
-from rl_verifier_server.checkpoint_store import CheckpointRef
+from rl_verifier_server.checkpoints.store import CheckpointRef
 from rl_verifier_server.compute import failure
 from rl_verifier_server.futures import Outcome
 from rl_verifier_server.sample_batches import Part, SampleJob

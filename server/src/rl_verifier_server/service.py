@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rl_verifier_server.base.limits import ServerLimits
-from rl_verifier_server.checkpoint_store import CheckpointStore
+from rl_verifier_server.checkpoints.downloads import UrlSigner
+from rl_verifier_server.checkpoints.store import CheckpointStore
 from rl_verifier_server.compute import ComputeThread
-from rl_verifier_server.downloads import UrlSigner
 from rl_verifier_server.futures import FutureTable
 from rl_verifier_server.models.catalog import AllowedModels, ModelHosts
 from rl_verifier_server.sample_batches import SampleBatches

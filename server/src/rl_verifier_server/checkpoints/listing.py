@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier import UserError
 from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.base.names import check_name
-from rl_verifier_server.checkpoint_store import KINDS, CheckpointRef, CheckpointStore
+from rl_verifier_server.checkpoints.store import KINDS, CheckpointRef, CheckpointStore
 
 if TYPE_CHECKING:
     from rl_verifier_server.training_clients import TrainingClient

@@ -16,8 +16,8 @@ from typing import Any
 
 from rl_verifier import UserError
 from rl_verifier_server.base.paths import default_data_dir
-from rl_verifier_server.checkpoint_store import KINDS, CheckpointRef, CheckpointStore
-from rl_verifier_server.export import EXPORTED_FILES, export_adapter
+from rl_verifier_server.checkpoints.export import EXPORTED_FILES, export_adapter
+from rl_verifier_server.checkpoints.store import KINDS, CheckpointRef, CheckpointStore
 
 RUN_SERVER_DIR = "server"  # where rlv train --backend local keeps its server's data
 
