@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from rl_verifier_server import ordering
-from rl_verifier_server.ordering import SequencedQueue
+from rl_verifier_server.scheduling import ordering
+from rl_verifier_server.scheduling.ordering import SequencedQueue
 
 
 def test_out_of_order_arrivals_run_in_seq_order() -> None:

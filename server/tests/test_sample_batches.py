@@ -17,13 +17,13 @@ import pytest
 from rlv_numerics import assert_float32_close
 
 from rl_verifier import UserError
-from rl_verifier_server.compute import ComputeThread
-from rl_verifier_server.futures import FutureTable
 from rl_verifier_server.models.tiny_model import ensure_tiny_model
 from rl_verifier_server.runtime import ModelHost
 from rl_verifier_server.runtime.decoding import DecodeRequest
 from rl_verifier_server.runtime.types import Cancelled, SampledSequence, SamplingParams
-from rl_verifier_server.sample_batches import Part, SampleBatches, SampleJob
+from rl_verifier_server.scheduling.compute import ComputeThread
+from rl_verifier_server.scheduling.futures import FutureTable
+from rl_verifier_server.scheduling.sample_batches import Part, SampleBatches, SampleJob
 
 # Runtime: one batched generation on the tiny chat model ---------------------------------
 

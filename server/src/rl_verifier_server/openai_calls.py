@@ -20,8 +20,8 @@ from rl_verifier import UserError
 from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.openai_request import GenerateCall, prompt_too_long
 from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
-from rl_verifier_server.sample_batches import Part, SampleJob
 from rl_verifier_server.sampling_calls import Source, base_host, sampler_for
+from rl_verifier_server.scheduling.sample_batches import Part, SampleJob
 from rl_verifier_server.service import Service
 
 if TYPE_CHECKING:

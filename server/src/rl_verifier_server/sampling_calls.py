@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier import UserError
 from rl_verifier_server.base import fields
 from rl_verifier_server.checkpoints.store import CheckpointRef
-from rl_verifier_server.compute import failure
-from rl_verifier_server.futures import Outcome
-from rl_verifier_server.sample_batches import Part, SampleJob
 from rl_verifier_server.sample_request import SampleCall
 from rl_verifier_server.sampler_table import ClientSampler
+from rl_verifier_server.scheduling.compute import failure
+from rl_verifier_server.scheduling.futures import Outcome
+from rl_verifier_server.scheduling.sample_batches import Part, SampleJob
 from rl_verifier_server.service import Service
 from rl_verifier_server.training_clients import slot
 from rl_verifier_server.wire import encode_samples

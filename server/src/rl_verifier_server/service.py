@@ -18,11 +18,11 @@ from pathlib import Path
 from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.checkpoints.downloads import UrlSigner
 from rl_verifier_server.checkpoints.store import CheckpointStore
-from rl_verifier_server.compute import ComputeThread
-from rl_verifier_server.futures import FutureTable
 from rl_verifier_server.models.catalog import AllowedModels, ModelHosts
-from rl_verifier_server.sample_batches import SampleBatches
 from rl_verifier_server.sampler_table import SamplerTable
+from rl_verifier_server.scheduling.compute import ComputeThread
+from rl_verifier_server.scheduling.futures import FutureTable
+from rl_verifier_server.scheduling.sample_batches import SampleBatches
 from rl_verifier_server.sessions import Sessions
 from rl_verifier_server.stability import StabilityRecords
 from rl_verifier_server.training_clients import TrainingClients

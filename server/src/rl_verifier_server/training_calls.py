@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier import UserError
 from rl_verifier_server.base import fields
 from rl_verifier_server.base.testhooks import pause_point
-from rl_verifier_server.futures import Outcome
 from rl_verifier_server.runtime import AdamParams, LoraSpec
+from rl_verifier_server.scheduling.futures import Outcome
 from rl_verifier_server.service import Service
 from rl_verifier_server.sessions import now_iso
 from rl_verifier_server.training_clients import slot

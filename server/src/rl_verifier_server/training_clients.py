@@ -17,10 +17,10 @@ from rl_verifier import UserError
 from rl_verifier_server.base import fields
 from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.base.names import check_name
-from rl_verifier_server.compute import ComputeThread
-from rl_verifier_server.futures import Outcome
-from rl_verifier_server.ordering import SequencedQueue
 from rl_verifier_server.runtime import LoraSpec
+from rl_verifier_server.scheduling.compute import ComputeThread
+from rl_verifier_server.scheduling.futures import Outcome
+from rl_verifier_server.scheduling.ordering import SequencedQueue
 from rl_verifier_server.sessions import Session, Sessions, now_iso
 
 if TYPE_CHECKING:

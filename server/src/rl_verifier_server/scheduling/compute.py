@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from rl_verifier import UserError
-from rl_verifier_server.futures import FutureTable, Outcome
-from rl_verifier_server.ordering import SequencedQueue
+from rl_verifier_server.scheduling.futures import FutureTable, Outcome
+from rl_verifier_server.scheduling.ordering import SequencedQueue
 
 log = logging.getLogger("rl_verifier_server")
 T = TypeVar("T")

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rl_verifier_server.compute import ComputeThread
 from rl_verifier_server.runtime.types import Cancelled
+from rl_verifier_server.scheduling.compute import ComputeThread
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded, not here
     from rl_verifier_server.runtime.decoding import Decoded, DecodeRequest
