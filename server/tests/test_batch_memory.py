@@ -19,7 +19,7 @@ from rl_verifier_server.models.tiny_model import ensure_tiny_model
 from rl_verifier_server.runtime import DatumIn, LoraSpec, ModelHost, forward
 from rl_verifier_server.runtime.batch_memory import BatchMemory, plan_batches
 from rl_verifier_server.runtime.logprobs import CHUNK_POSITIONS, token_logprobs
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 VOCAB = 300
 SPEC = LoraSpec(rank=4, seed=0)

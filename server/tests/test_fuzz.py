@@ -24,7 +24,7 @@ from tinker.proto import tinker_public_pb2 as pb
 
 from rl_verifier_server.app import build_app
 from rl_verifier_server.launch import LocalServer
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 GARBAGE = [
     b"\xff\x00garbage",

@@ -20,7 +20,7 @@ from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.http.access_log import LogFailures
 from rl_verifier_server.http.auth import RequireApiKey
 from rl_verifier_server.http.http_io import error
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 Handler = Callable[[Service, Request], Awaitable[Response]]
 

@@ -14,11 +14,11 @@ from rl_verifier_server.base import fields
 from rl_verifier_server.checkpoints.export import parse_recipients, write_export
 from rl_verifier_server.checkpoints.store import CheckpointRef, check_ttl
 from rl_verifier_server.runtime import LoraSpec
-from rl_verifier_server.sampler_table import ClientSampler
 from rl_verifier_server.scheduling.futures import Outcome
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.sampler_table import ClientSampler
+from rl_verifier_server.state.service import Service
+from rl_verifier_server.state.training_clients import TrainingClient, slot
 from rl_verifier_server.training_calls import record_run
-from rl_verifier_server.training_clients import TrainingClient, slot
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost

@@ -20,7 +20,7 @@ from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.base.names import check_name
 from rl_verifier_server.checkpoints.downloads import VALID_FOR
 from rl_verifier_server.checkpoints.store import META, CheckpointRef, check_ttl
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 log = logging.getLogger("rl_verifier_server")
 

@@ -21,7 +21,7 @@ from rl_verifier_server import (
 from rl_verifier_server.base.limits import MAX_DATUMS
 from rl_verifier_server.checkpoints import listing
 from rl_verifier_server.http.http_io import body_bytes, body_json, error, future, page
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 PROTO = "application/x-protobuf"
 STILL_PENDING = 408  # a long poll that ended before its request did

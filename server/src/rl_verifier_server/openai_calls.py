@@ -22,7 +22,7 @@ from rl_verifier_server.openai_request import GenerateCall, prompt_too_long
 from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
 from rl_verifier_server.sampling_calls import Source, base_host, sampler_for
 from rl_verifier_server.scheduling.sample_batches import Part, SampleJob
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost

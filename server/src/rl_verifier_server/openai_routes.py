@@ -26,7 +26,7 @@ from rl_verifier_server.openai_calls import (
 from rl_verifier_server.openai_request import GenerateCall
 from rl_verifier_server.openai_text import TokenInfo
 from rl_verifier_server.sampling_calls import Source, model_source
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 Handler = Callable[[Service, Request], Awaitable[Response]]
 

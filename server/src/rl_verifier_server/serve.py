@@ -27,7 +27,7 @@ from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.data_lock import lock_data_dir
 from rl_verifier_server.http.auth import KEYS_VARIABLE
 from rl_verifier_server.models.catalog import AllowedModels
-from rl_verifier_server.service import Service
+from rl_verifier_server.state.service import Service
 
 GRACEFUL_SHUTDOWN_S = 10  # on SIGTERM: requests in flight get this long, then the server exits
 log = logging.getLogger("rl_verifier_server")

@@ -8,8 +8,8 @@ import logging
 
 from rl_verifier_server import checkpoint_lifecycle
 from rl_verifier_server.base.names import check_name
-from rl_verifier_server.service import Service
-from rl_verifier_server.sessions import Session
+from rl_verifier_server.state.service import Service
+from rl_verifier_server.state.sessions import Session
 
 log = logging.getLogger("rl_verifier_server")
 

@@ -12,9 +12,9 @@ from rl_verifier_server.base import fields
 from rl_verifier_server.base.testhooks import pause_point
 from rl_verifier_server.runtime import AdamParams, LoraSpec
 from rl_verifier_server.scheduling.futures import Outcome
-from rl_verifier_server.service import Service
-from rl_verifier_server.sessions import now_iso
-from rl_verifier_server.training_clients import slot
+from rl_verifier_server.state.service import Service
+from rl_verifier_server.state.sessions import now_iso
+from rl_verifier_server.state.training_clients import slot
 from rl_verifier_server.wire import (
     decode_forward_backward,
     encode_forward_backward,

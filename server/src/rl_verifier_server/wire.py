@@ -15,7 +15,7 @@ from tinker.proto import tinker_public_pb2 as pb
 from rl_verifier import UserError
 from rl_verifier_server.base.limits import MAX_DATUM_PARTS, MAX_DATUMS
 from rl_verifier_server.runtime import DatumIn, FwdBwdResult, SampledSequence
-from rl_verifier_server.stability import Provenance, Span
+from rl_verifier_server.state.stability import Provenance, Span
 
 NUMPY_OF_DTYPE: dict[int, Any] = {
     pb.DTYPE_FLOAT32: np.float32,

@@ -12,7 +12,7 @@ from rl_verifier_server.base.names import check_name
 from rl_verifier_server.checkpoints.store import KINDS, CheckpointRef, CheckpointStore
 
 if TYPE_CHECKING:
-    from rl_verifier_server.training_clients import TrainingClient
+    from rl_verifier_server.state.training_clients import TrainingClient
 
 
 def training_run(

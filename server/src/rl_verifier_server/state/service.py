@@ -19,13 +19,13 @@ from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.checkpoints.downloads import UrlSigner
 from rl_verifier_server.checkpoints.store import CheckpointStore
 from rl_verifier_server.models.catalog import AllowedModels, ModelHosts
-from rl_verifier_server.sampler_table import SamplerTable
 from rl_verifier_server.scheduling.compute import ComputeThread
 from rl_verifier_server.scheduling.futures import FutureTable
 from rl_verifier_server.scheduling.sample_batches import SampleBatches
-from rl_verifier_server.sessions import Sessions
-from rl_verifier_server.stability import StabilityRecords
-from rl_verifier_server.training_clients import TrainingClients
+from rl_verifier_server.state.sampler_table import SamplerTable
+from rl_verifier_server.state.sessions import Sessions
+from rl_verifier_server.state.stability import StabilityRecords
+from rl_verifier_server.state.training_clients import TrainingClients
 
 
 class Service:

@@ -21,7 +21,7 @@ from rl_verifier_server.runtime import LoraSpec
 from rl_verifier_server.scheduling.compute import ComputeThread
 from rl_verifier_server.scheduling.futures import Outcome
 from rl_verifier_server.scheduling.ordering import SequencedQueue
-from rl_verifier_server.sessions import Session, Sessions, now_iso
+from rl_verifier_server.state.sessions import Session, Sessions, now_iso
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost
