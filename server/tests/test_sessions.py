@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_server import session_calls, training_calls
 from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.base.limits import ServerLimits
 from rl_verifier_server.state.service import Service
+from rl_verifier_server.tinker import session_calls, training_calls
 
 
 def test_a_silent_session_is_ended_and_frees_its_training_client(tmp_path: Path) -> None:

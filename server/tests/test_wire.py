@@ -12,7 +12,7 @@ from tinker.proto.response_conv import deserialize_proto_response
 from rl_verifier.base.errors import UserError
 from rl_verifier_server.base.limits import MAX_DATUM_PARTS, MAX_DATUMS, ServerLimits
 from rl_verifier_server.runtime import FwdBwdResult, SampledSequence
-from rl_verifier_server.wire import (
+from rl_verifier_server.tinker.wire import (
     ForwardBackwardCall,
     decode_forward_backward,
     encode_forward_backward,

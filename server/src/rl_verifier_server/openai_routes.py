@@ -25,8 +25,8 @@ from rl_verifier_server.openai_calls import (
 )
 from rl_verifier_server.openai_request import GenerateCall
 from rl_verifier_server.openai_text import TokenInfo
-from rl_verifier_server.sampling_calls import Source, model_source
 from rl_verifier_server.state.service import Service
+from rl_verifier_server.tinker.sampling_calls import Source, model_source
 
 Handler = Callable[[Service, Request], Awaitable[Response]]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from rl_verifier_server import checkpoint_lifecycle
 from rl_verifier_server.base.names import check_name
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.state.sessions import Session
+from rl_verifier_server.tinker import checkpoint_lifecycle
 
 log = logging.getLogger("rl_verifier_server")
 

@@ -18,7 +18,7 @@ from rl_verifier_server.scheduling.futures import Outcome
 from rl_verifier_server.state.sampler_table import ClientSampler
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.state.training_clients import TrainingClient, slot
-from rl_verifier_server.training_calls import record_run
+from rl_verifier_server.tinker.training_calls import record_run
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost

@@ -15,7 +15,7 @@ from rl_verifier_server.scheduling.futures import Outcome
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.state.sessions import now_iso
 from rl_verifier_server.state.training_clients import slot
-from rl_verifier_server.wire import (
+from rl_verifier_server.tinker.wire import (
     decode_forward_backward,
     encode_forward_backward,
     parse_forward_backward,

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier import UserError
 from rl_verifier_server.base import fields
 from rl_verifier_server.checkpoints.store import CheckpointRef
-from rl_verifier_server.sample_request import SampleCall
 from rl_verifier_server.scheduling.compute import failure
 from rl_verifier_server.scheduling.futures import Outcome
 from rl_verifier_server.scheduling.sample_batches import Part, SampleJob
 from rl_verifier_server.state.sampler_table import ClientSampler
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.state.training_clients import slot
-from rl_verifier_server.wire import encode_samples
+from rl_verifier_server.tinker.sample_request import SampleCall
+from rl_verifier_server.tinker.wire import encode_samples
 
 if TYPE_CHECKING:
     from rl_verifier_server.runtime import ModelHost

@@ -10,18 +10,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from rl_verifier_server import (
-    __version__,
+from rl_verifier_server import __version__
+from rl_verifier_server.base.limits import MAX_DATUMS
+from rl_verifier_server.checkpoints import listing
+from rl_verifier_server.http.http_io import body_bytes, body_json, error, future, page
+from rl_verifier_server.state.service import Service
+from rl_verifier_server.tinker import (
     checkpoint_calls,
     checkpoint_lifecycle,
     sampling_calls,
     session_calls,
     training_calls,
 )
-from rl_verifier_server.base.limits import MAX_DATUMS
-from rl_verifier_server.checkpoints import listing
-from rl_verifier_server.http.http_io import body_bytes, body_json, error, future, page
-from rl_verifier_server.state.service import Service
 
 PROTO = "application/x-protobuf"
 STILL_PENDING = 408  # a long poll that ended before its request did
