@@ -15,11 +15,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from rl_verifier import UserError
-from rl_verifier_server import openai_routes
 from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.http.access_log import LogFailures
 from rl_verifier_server.http.auth import RequireApiKey
 from rl_verifier_server.http.http_io import error
+from rl_verifier_server.openai import routes as openai_routes
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.tinker import handlers, session_calls
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from rl_verifier import UserError
 from rl_verifier_server.base.limits import ServerLimits
-from rl_verifier_server.openai_request import GenerateCall, prompt_too_long
-from rl_verifier_server.openai_text import ChoiceText, TokenInfo, token_text
+from rl_verifier_server.openai.request import GenerateCall, prompt_too_long
+from rl_verifier_server.openai.text import ChoiceText, TokenInfo, token_text
 from rl_verifier_server.scheduling.sample_batches import Part, SampleJob
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.tinker.sampling_calls import Source, base_host, sampler_for

@@ -16,15 +16,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from rl_verifier import UserError
 from rl_verifier_server.base.errors import StatusError
 from rl_verifier_server.http.http_io import body_json
-from rl_verifier_server.openai_calls import (
+from rl_verifier_server.openai.calls import (
     Generated,
     Prompt,
     Shaper,
     encoded_prompts,
     generation,
 )
-from rl_verifier_server.openai_request import GenerateCall
-from rl_verifier_server.openai_text import TokenInfo
+from rl_verifier_server.openai.request import GenerateCall
+from rl_verifier_server.openai.text import TokenInfo
 from rl_verifier_server.state.service import Service
 from rl_verifier_server.tinker.sampling_calls import Source, model_source
 

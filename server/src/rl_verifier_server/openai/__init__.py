@@ -1,0 +1,1 @@
+"""The OpenAI-compatible API: its routes, checked request bodies, generation, choice text."""
