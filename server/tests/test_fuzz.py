@@ -22,8 +22,8 @@ from starlette.routing import Route
 from tinker import types
 from tinker.proto import tinker_public_pb2 as pb
 
-from rl_verifier_server.app import build_app
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.serving.app import build_app
 from rl_verifier_server.state.service import Service
 
 GARBAGE = [

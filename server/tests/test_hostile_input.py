@@ -21,8 +21,8 @@ import zstandard
 from rlv_processes import answers_to_slow_headers
 
 from rl_verifier.cli_support import HEADER_TIMEOUT_S, url_for
-from rl_verifier_server.app import ROUTES, V1
 from rl_verifier_server.launch import LocalServer
+from rl_verifier_server.serving.app import ROUTES, V1
 
 KEY = "tml-hostile-input-key"
 OTHER_KEY = "tml-hostile-other-key"

@@ -10,10 +10,10 @@ import pytest
 
 from rl_verifier.base.errors import UserError
 from rl_verifier.serving.access import is_loopback
-from rl_verifier_server.data_lock import lock_data_dir, wait_until_free
 from rl_verifier_server.http.auth import collect_keys
 from rl_verifier_server.launch import LocalServer, healthy
-from rl_verifier_server.serve import bind, run_server
+from rl_verifier_server.serving.data_lock import lock_data_dir, wait_until_free
+from rl_verifier_server.serving.serve import bind, run_server
 
 
 def test_listening_socket_is_tcp_so_replies_are_not_delayed() -> None:

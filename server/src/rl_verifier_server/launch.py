@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from rl_verifier import UserError
-from rl_verifier_server.data_lock import wait_until_free
+from rl_verifier_server.serving.data_lock import wait_until_free
 
 PREDECESSOR_WAIT_S = 60.0  # a killed run's server finishing its last request
 

@@ -133,7 +133,7 @@ def register_commands(cli: click.Group) -> None:
     ) -> None:
         """Serve the Tinker API locally: LoRA training and sampling with torch."""
         from rl_verifier_server.http.auth import KEYS_VARIABLE, collect_keys
-        from rl_verifier_server.serve import run_server
+        from rl_verifier_server.serving.serve import run_server
 
         run_server(
             host=host,

@@ -22,11 +22,11 @@ from rl_verifier.cli_support import (
     uvicorn_server,
 )
 from rl_verifier.internal import write_text
-from rl_verifier_server.app import build_app
 from rl_verifier_server.base.limits import ServerLimits
-from rl_verifier_server.data_lock import lock_data_dir
 from rl_verifier_server.http.auth import KEYS_VARIABLE
 from rl_verifier_server.models.catalog import AllowedModels
+from rl_verifier_server.serving.app import build_app
+from rl_verifier_server.serving.data_lock import lock_data_dir
 from rl_verifier_server.state.service import Service
 
 GRACEFUL_SHUTDOWN_S = 10  # on SIGTERM: requests in flight get this long, then the server exits
