@@ -1,6 +1,7 @@
-"""The core's layers (docs/architecture.md, "Layers of the core", the one home of the order):
-no module imports from a layer above its own, every subpackage and top-level module is on
-the list, and every module is reachable from a public name, a command or an entry point."""
+"""The layers of the core and of the server (docs/architecture.md, "Layers of the core" and
+"Layers of the server", the one home of each order): no module imports from a layer above its
+own, every subpackage and top-level module is on the list, and every module of the core is
+reachable from a public name, a command or an entry point."""
 
 from __future__ import annotations
 
@@ -14,15 +15,16 @@ from rlv_imports import import_graph, module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core" / "src"
+SERVER = ROOT / "server" / "src"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # where a user or a program starts: the public names, the command, the trainer adapters
 PUBLIC = ["rl_verifier", "rl_verifier.testing", "rl_verifier.train", "rl_verifier.cli_support"]
 PUBLIC += ["rl_verifier.internal", "rl_verifier.cli", "rl_verifier.__main__"]
 
 
-def layers() -> dict[str, int]:
+def layers(section: str = "core") -> dict[str, int]:
     """Each unit (a subpackage, or a module at the top) with its layer, 1 at the bottom."""
-    text = ARCHITECTURE.read_text().split("## Layers of the core", 1)[1].split("\n## ", 1)[0]
+    text = ARCHITECTURE.read_text().split(f"## Layers of the {section}", 1)[1].split("\n## ", 1)[0]
     ranks: dict[str, int] = {}
     for number, names in re.findall(r"^(\d+)\. ([^:]*):", text, re.M):
         for name in re.findall(r"`([\w.]+)`", names):
@@ -30,15 +32,15 @@ def layers() -> dict[str, int]:
     return ranks
 
 
-def modules() -> dict[str, Path]:
-    """Every module of ``rl_verifier`` by dotted name (a package by its own name)."""
-    return {n: p for n, p in module_files([CORE]).items() if n.split(".")[0] == "rl_verifier"}
+def modules(src: Path = CORE, top: str = "rl_verifier") -> dict[str, Path]:
+    """Every module of ``top`` by dotted name (a package by its own name)."""
+    return {n: p for n, p in module_files([src]).items() if n.split(".")[0] == top}
 
 
-def graph() -> dict[str, set[str]]:
-    """Each module of ``rl_verifier`` with the modules of ``rl_verifier`` it imports."""
-    ours = modules()
-    return {n: imported & set(ours) for n, imported in import_graph([CORE]).items() if n in ours}
+def graph(src: Path = CORE, top: str = "rl_verifier") -> dict[str, set[str]]:
+    """Each module of ``top`` with the modules of ``top`` it imports."""
+    ours = modules(src, top)
+    return {n: imported & set(ours) for n, imported in import_graph([src]).items() if n in ours}
 
 
 def unit(module: str) -> str:
@@ -111,3 +113,23 @@ def test_every_module_is_reachable_from_a_public_name_or_a_command() -> None:
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # its packages run first
         todo += [*imports[module], *named_modules(module, known)]
     assert not set(known) - seen, sorted(set(known) - seen)
+
+
+def test_every_unit_of_the_server_is_on_its_layer_list() -> None:
+    units = {unit(name) for name in modules(SERVER, "rl_verifier_server")}
+    assert units == set(layers("server")), (
+        units - set(layers("server")),
+        set(layers("server")) - units,
+    )
+
+
+def test_no_module_of_the_server_imports_from_a_layer_above_its_own() -> None:
+    rank = layers("server")
+    problems = [
+        f"{module} (layer {rank[unit(module)]}, {unit(module)}) imports {target}, "
+        f"layer {rank[unit(target)]}"
+        for module, imported in graph(SERVER, "rl_verifier_server").items()
+        for target in sorted(imported)
+        if rank[unit(target)] > rank[unit(module)]
+    ]
+    assert not problems, "\n".join(problems)
