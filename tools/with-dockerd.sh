@@ -21,7 +21,7 @@ engine_answers() {
 }
 
 reap_containers() {  # an engine we did not start: containers of test processes that died
-  "$PY" -c 'from rl_verifier_sandbox.docker_backend import reap_stale; reap_stale()' \
+  "$PY" -c 'from rl_verifier_sandbox.docker.backend import reap_stale; reap_stale()' \
     >/dev/null 2>&1
 }
 

@@ -11,7 +11,7 @@ import pytest
 
 from rl_verifier_sandbox.api import SandboxUnavailable
 from rl_verifier_sandbox.bwrap import BwrapSandbox
-from rl_verifier_sandbox.docker_backend import DockerSandbox
+from rl_verifier_sandbox.docker.backend import DockerSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
 
 IS_ROOT = os.geteuid() == 0

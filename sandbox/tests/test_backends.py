@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from rl_verifier_sandbox import get_sandbox, pyenv
-from rl_verifier_sandbox._docker_launch import EXTRA_PIDS
-from rl_verifier_sandbox._docker_layout import Layout
 from rl_verifier_sandbox.api import Job, Limits, Policy, SandboxUnavailable
 from rl_verifier_sandbox.bwrap import BwrapSandbox
-from rl_verifier_sandbox.docker_backend import container_config
+from rl_verifier_sandbox.docker.backend import container_config
+from rl_verifier_sandbox.docker.launch import EXTRA_PIDS
+from rl_verifier_sandbox.docker.layout import Layout
 from rl_verifier_sandbox.process import ProcessSandbox
 
 

@@ -13,11 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from rl_verifier.cli.app import cli
-from rl_verifier_sandbox import image, plugin
-from rl_verifier_sandbox._docker_engine import OWNER_LABEL
-from rl_verifier_sandbox._docker_layout import Layout, plan
+from rl_verifier_sandbox import plugin
 from rl_verifier_sandbox.api import BadJob, Job, Limits, SandboxUnavailable
-from rl_verifier_sandbox.docker_backend import DockerSandbox, container_config
+from rl_verifier_sandbox.docker import image
+from rl_verifier_sandbox.docker.backend import DockerSandbox, container_config
+from rl_verifier_sandbox.docker.engine import OWNER_LABEL
+from rl_verifier_sandbox.docker.layout import Layout, plan
 
 SEEN = {"/opt": "open", "/etc": "open", "/root": "closed", "/srv": "open", "/tmp": "open"}
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from rl_verifier_sandbox import _docker_launch as launch
 from rl_verifier_sandbox.api import Job, Limits
-from rl_verifier_sandbox.docker_backend import DockerSandbox
+from rl_verifier_sandbox.docker import launch
+from rl_verifier_sandbox.docker.backend import DockerSandbox
 
 # Tries to stop every process it can see (the supervisor and its CPU watcher are root: it
 # cannot), then spins in four processes.

@@ -59,7 +59,7 @@ BACKENDS: dict[str, Backend] = {
             processes=True,
             async_processes=True,
         ),
-        Backend("docker", "rl_verifier_sandbox.docker_backend:open_sandbox", processes=True),
+        Backend("docker", "rl_verifier_sandbox.docker.backend:open_sandbox", processes=True),
         Backend("process", "rl_verifier_sandbox.process:open_sandbox"),
     )
 }

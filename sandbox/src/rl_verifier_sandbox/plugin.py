@@ -93,7 +93,7 @@ def build(name: str | None, mirror: str | None, force: bool) -> None:
 
     Example: rlv sandbox image build
     """
-    from rl_verifier_sandbox import image as images
+    from rl_verifier_sandbox.docker import image as images
 
     done = images.build(
         name or images.default_image(),

@@ -9,7 +9,7 @@ capped for the job as a whole by the supervisor's watcher polling the container'
 counter (one job per container at a time, so its delta is the job's), with ``RLIMIT_CPU``
 per process as a backstop and the only CPU limit where the counter cannot be read; file size
 and open files are rlimits; the wall deadline is the watcher's. Files travel in a tar on the
-exec's stdin (see ``_docker_launch``).
+exec's stdin (see ``launch``).
 
 ``reuse=True`` (default) keeps warm containers: after every job the supervisor kills every
 process of the job uid and wipes what the job could write, and a container whose cleanup
@@ -28,9 +28,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier_sandbox import _docker_launch as launch
-from rl_verifier_sandbox import _docker_seccomp
-from rl_verifier_sandbox._docker_engine import (
+from rl_verifier_sandbox._files import as_bytes, safe_relpath
+from rl_verifier_sandbox._jobenv import BASE_ENV
+from rl_verifier_sandbox._result import bad_job_result
+from rl_verifier_sandbox.api import BadJob, Job, Limits, Result, Sandbox, SandboxUnavailable
+from rl_verifier_sandbox.backends import Options
+from rl_verifier_sandbox.docker import launch, seccomp_profile
+from rl_verifier_sandbox.docker.engine import (
     OWNER_LABEL,
     connect,
     engine_info,
@@ -38,15 +42,10 @@ from rl_verifier_sandbox._docker_engine import (
     reap_stale,
     require_image,
 )
-from rl_verifier_sandbox._docker_layout import PROBE_SH, Layout, plan, ro_relative
-from rl_verifier_sandbox._docker_result import from_report, lost
-from rl_verifier_sandbox._docker_stream import Demux, PipeSink, feed_stdin, pump, raw_socket
-from rl_verifier_sandbox._files import as_bytes, safe_relpath
-from rl_verifier_sandbox._jobenv import BASE_ENV
-from rl_verifier_sandbox._result import bad_job_result
-from rl_verifier_sandbox.api import BadJob, Job, Limits, Result, Sandbox, SandboxUnavailable
-from rl_verifier_sandbox.backends import Options
-from rl_verifier_sandbox.image import default_image, docker_module
+from rl_verifier_sandbox.docker.image import default_image, docker_module
+from rl_verifier_sandbox.docker.layout import PROBE_SH, Layout, plan, ro_relative
+from rl_verifier_sandbox.docker.result import from_report, lost
+from rl_verifier_sandbox.docker.stream import Demux, PipeSink, feed_stdin, pump, raw_socket
 
 WORK_DIR = launch.WORK_DIR
 UID = launch.JOB_UID
@@ -97,7 +96,7 @@ def container_config(
         "nano_cpus": 1_000_000_000,
         "cap_drop": ["ALL"],
         "cap_add": list(launch.CAPS),
-        "security_opt": ["no-new-privileges", f"seccomp={_docker_seccomp.profile()}"],
+        "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile.profile()}"],
         "ulimits": [{"name": "core", "soft": 0, "hard": 0}],
         "environment": {"PATH": BASE_ENV["PATH"]},
         "auto_remove": True,
@@ -321,7 +320,7 @@ class DockerSandbox(Sandbox):
         self._kill(box)
 
     def _probe(self, paths: list[str]) -> dict[str, str]:
-        """How the job uid sees each path in the image (see ``_docker_layout``); cached."""
+        """How the job uid sees each path in the image (see ``layout``); cached."""
         unknown = [p for p in paths if p not in self._seen_paths]
         if unknown:
             box = self._acquire(_Prepared((Layout(), Limits().tmp_bytes), [], "", b"", Limits()))
