@@ -17,9 +17,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from rl_verifier_sandbox import cgroups, seccomp
 from rl_verifier_sandbox.api import Job, Policy, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.linux import cgroups, seccomp
 
 JOBS = {
     "/bin/true": Job(argv=("/bin/true",), policy=Policy(python=False)),

@@ -107,7 +107,7 @@ def test_python_false_hides_site(sb: BwrapSandbox) -> None:
 
 
 def test_uid_slots_are_distinct_across_instances(sb: BwrapSandbox) -> None:
-    from rl_verifier_sandbox.slots import UidSlots
+    from rl_verifier_sandbox.linux.slots import UidSlots
 
     other = UidSlots()
     a, b = sb.slots.acquire(), other.acquire()

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_sandbox import seccomp, slots
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 from rl_verifier_sandbox.docker.backend import DockerSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
-from rl_verifier_sandbox.slots import BASE_UID, pids_of_uid
+from rl_verifier_sandbox.linux import seccomp, slots
+from rl_verifier_sandbox.linux.slots import BASE_UID, pids_of_uid
 
 from .conftest import BACKENDS, COLD_BACKENDS, FIXTURE
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_sandbox import cgroups
 from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.linux import cgroups
 
 HOST = cgroups.host_cgroups()
 needs_cgroups = pytest.mark.skipif(

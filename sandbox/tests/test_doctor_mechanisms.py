@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rl_verifier_sandbox import cgroups, doctor
+from rl_verifier_sandbox import doctor
 from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.linux import cgroups
 
 pytestmark = pytest.mark.requires("bwrap")
 HOST = cgroups.host_cgroups()

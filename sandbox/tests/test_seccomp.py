@@ -9,10 +9,10 @@ import signal
 
 import pytest
 
-from rl_verifier_sandbox import seccomp
 from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox
 from rl_verifier_sandbox.bwrap import BwrapSandbox
 from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.linux import seccomp
 
 pytestmark = pytest.mark.requires("bwrap")
 

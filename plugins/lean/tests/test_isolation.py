@@ -22,8 +22,8 @@ from rl_verifier_lean.config import LeanConfig
 from rl_verifier_lean.isolation import choose_sandbox, sandbox_reason
 from rl_verifier_lean.locate import lake_env, minimal_paths, repl_launch
 from rl_verifier_lean.procs import children_map
-from rl_verifier_sandbox import cgroups
-from rl_verifier_sandbox.slots import pids_of_uid
+from rl_verifier_sandbox.linux import cgroups
+from rl_verifier_sandbox.linux.slots import pids_of_uid
 
 IS_ROOT = os.geteuid() == 0
 needs_bwrap = pytest.mark.skipif(

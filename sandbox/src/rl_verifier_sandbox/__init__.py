@@ -28,9 +28,9 @@ from rl_verifier_sandbox.backends import BACKENDS, Backend, Options, backend_nam
 from rl_verifier_sandbox.setting import BackendChoice
 
 if TYPE_CHECKING:
-    from rl_verifier_sandbox.cgroups import CgroupUsage
     from rl_verifier_sandbox.forkserver import PythonPool
     from rl_verifier_sandbox.lease import Lease
+    from rl_verifier_sandbox.linux.cgroups import CgroupUsage
 
 __all__ = [
     "BACKENDS",
@@ -56,7 +56,7 @@ __all__ = [
 
 # Public names whose modules load on first use: every ``rlv`` command imports this package.
 _LAZY = {
-    "CgroupUsage": "rl_verifier_sandbox.cgroups",
+    "CgroupUsage": "rl_verifier_sandbox.linux.cgroups",
     "Lease": "rl_verifier_sandbox.lease",
     "PythonPool": "rl_verifier_sandbox.forkserver",
 }

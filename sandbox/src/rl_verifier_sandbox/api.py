@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from rl_verifier_sandbox.cgroups import CgroupUsage
+    from rl_verifier_sandbox.linux.cgroups import CgroupUsage
 
 
 UNLIMITED_CPU_S = 10**7  # a cpu_s this large means no CPU limit

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from rl_verifier_sandbox import _hostpaths, live, pyenv, seccomp
+from rl_verifier_sandbox import _hostpaths, live, pyenv
 from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import as_bytes, parent_dirs, safe_relpath
 from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
@@ -27,10 +27,11 @@ from rl_verifier_sandbox.api import (
     SandboxUnavailable,
 )
 from rl_verifier_sandbox.backends import Options
-from rl_verifier_sandbox.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
 from rl_verifier_sandbox.forkserver import PythonPool
 from rl_verifier_sandbox.lease import Lease
-from rl_verifier_sandbox.slots import UidSlots
+from rl_verifier_sandbox.linux import seccomp
+from rl_verifier_sandbox.linux.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
+from rl_verifier_sandbox.linux.slots import UidSlots
 
 WORK_DIR = "/job"
 RO_SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives")

@@ -288,7 +288,7 @@ def run_checks(sb: Sandbox, mechanisms: dict[str, str] | None = None) -> list[Ch
 def _probe_syscalls(sb: Sandbox) -> Check:
     """Each call the seccomp filter denies (bwrap's, also docker's profile) fails with EPERM
     inside a job."""
-    from rl_verifier_sandbox import seccomp
+    from rl_verifier_sandbox.linux import seccomp
 
     try:
         ok, detail = seccomp.check_denied(sb)

@@ -49,9 +49,9 @@ from rl_verifier_sandbox.api import (
     Sandbox,
     SandboxUnavailable,
 )
-from rl_verifier_sandbox.cgroups import CgroupUsage, JobCgroup
 from rl_verifier_sandbox.lease import LeaseHost
-from rl_verifier_sandbox.slots import reap_uid
+from rl_verifier_sandbox.linux.cgroups import CgroupUsage, JobCgroup
+from rl_verifier_sandbox.linux.slots import reap_uid
 
 BACKSTOP_S = 2.0  # extra time the host grants the server beyond the job's wall limit
 SERVER_LIMITS = Limits(

@@ -28,8 +28,8 @@ from typing import Protocol
 
 from rl_verifier_sandbox._jobenv import EXTRA_PROCS
 from rl_verifier_sandbox.api import Job
-from rl_verifier_sandbox.cgroups import CgroupHost, CgroupUsage, JobCgroup
-from rl_verifier_sandbox.slots import UidSlots
+from rl_verifier_sandbox.linux.cgroups import CgroupHost, CgroupUsage, JobCgroup
+from rl_verifier_sandbox.linux.slots import UidSlots
 
 log = logging.getLogger(__name__)
 

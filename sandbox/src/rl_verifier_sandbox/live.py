@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rl_verifier_sandbox.api import SandboxUnavailable
-from rl_verifier_sandbox.cgroups import CgroupUsage
 from rl_verifier_sandbox.lease import Lease
+from rl_verifier_sandbox.linux.cgroups import CgroupUsage
 
 STDERR_CAP = 64 << 10  # stderr kept of a ``LeasedProcess``
 

@@ -7,10 +7,10 @@ import os
 import socket
 from typing import Any
 
-from rl_verifier_sandbox._pids import pid_alive
 from rl_verifier_sandbox.api import SandboxUnavailable
 from rl_verifier_sandbox.docker.image import DEFAULT_IMAGE, IMAGE_ENV, docker_module
 from rl_verifier_sandbox.docker.image import connect as connect  # the backend's one way in
+from rl_verifier_sandbox.linux.pids import pid_alive
 
 OWNER_LABEL = "rl-verifier-sandbox.owner"  # "<hostname>:<pid>" of the process that made it
 

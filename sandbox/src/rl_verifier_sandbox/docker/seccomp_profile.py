@@ -16,7 +16,7 @@ import json
 import platform
 from typing import Any
 
-from rl_verifier_sandbox import seccomp
+from rl_verifier_sandbox.linux import seccomp
 
 ARCHES = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64"}
 

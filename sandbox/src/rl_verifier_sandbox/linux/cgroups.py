@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rl_verifier_sandbox._pids import pid_alive
+from rl_verifier_sandbox.linux.pids import pid_alive
 
 log = logging.getLogger(__name__)
 
