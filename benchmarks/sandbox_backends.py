@@ -34,7 +34,7 @@ from rl_verifier.testing import score_once
 from rl_verifier_pytest import PytestVerifier
 from rl_verifier_sandbox import get_sandbox
 from rl_verifier_sandbox.api import Job, Sandbox
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 from rl_verifier_sandbox.docker.backend import DockerSandbox, container_config
 
 TESTS = "from solution import add\n\ndef test_a():\n    assert add(1, 2) == 3\n\n" + (

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from rl_verifier_sandbox.api import Job, Policy, Sandbox
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 from rl_verifier_sandbox.linux import cgroups, seccomp
 
 JOBS = {

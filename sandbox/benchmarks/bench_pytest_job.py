@@ -6,7 +6,7 @@ import statistics
 import time
 
 from rl_verifier_sandbox.api import Job
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 
 JOB = Job(
     argv=("python", "-m", "pytest", "-q", "-p", "no:cacheprovider"),

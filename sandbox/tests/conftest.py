@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from rl_verifier_sandbox.api import SandboxUnavailable
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
+from rl_verifier_sandbox.bwrap.forkserver import PythonPool
 from rl_verifier_sandbox.docker.backend import DockerSandbox
-from rl_verifier_sandbox.forkserver import PythonPool
 
 IS_ROOT = os.geteuid() == 0
 NO_ENGINE_HINT = "as root, `make test` starts one (tools/with-dockerd.sh) and builds the image"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rl_verifier_sandbox import get_sandbox, pyenv
+from rl_verifier_sandbox import get_sandbox
 from rl_verifier_sandbox.api import Job, Limits, Policy, SandboxUnavailable
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap import pyenv
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 from rl_verifier_sandbox.docker.backend import container_config
 from rl_verifier_sandbox.docker.launch import EXTRA_PIDS
 from rl_verifier_sandbox.docker.layout import Layout
@@ -33,7 +34,7 @@ def test_auto_is_bwrap_or_unavailable() -> None:
 
 
 def test_auto_never_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rl_verifier_sandbox import bwrap
+    from rl_verifier_sandbox.bwrap import backend as bwrap
 
     bwrap._probe.cache_clear()
     with pytest.raises(SandboxUnavailable, match="not found"):

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from rl_verifier_sandbox.api import Job, Limits, Policy, Result, Sandbox
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
+from rl_verifier_sandbox.bwrap.forkserver import PythonPool
 from rl_verifier_sandbox.docker.backend import DockerSandbox
-from rl_verifier_sandbox.forkserver import PythonPool
 from rl_verifier_sandbox.linux import seccomp, slots
 from rl_verifier_sandbox.linux.slots import BASE_UID, pids_of_uid
 
@@ -207,7 +207,7 @@ def test_no_state_survives_into_the_next_job(any_sb: Sandbox) -> None:
 def test_every_writable_mount_is_one_the_pool_wipes(sb: BwrapSandbox, pool: PythonPool) -> None:
     """/ and /dev are read-only once the binds are made; what stays writable is exactly the
     fork server's wipe list (/proc and the device nodes aside)."""
-    from rl_verifier_sandbox import _server_main
+    from rl_verifier_sandbox.bwrap import _server_main
 
     code = (  # the last mount on a path is the one on top
         "top = {}\n"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox
-from rl_verifier_sandbox.bwrap import BwrapSandbox
-from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
+from rl_verifier_sandbox.bwrap.forkserver import PythonPool
 from rl_verifier_sandbox.linux import cgroups
 
 HOST = cgroups.host_cgroups()
@@ -226,7 +226,7 @@ def _ask(proc: subprocess.Popen[bytes], line: str) -> bytes:
 
 @needs_cgroups
 def test_a_long_lived_process_gets_its_own_cgroup(sb: BwrapSandbox) -> None:
-    from rl_verifier_sandbox.lease import Lease
+    from rl_verifier_sandbox.bwrap.lease import Lease
 
     job = Job(
         argv=("python", "-u", "-c", REPL),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rl_verifier_sandbox import doctor
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 from rl_verifier_sandbox.linux import cgroups
 
 pytestmark = pytest.mark.requires("bwrap")

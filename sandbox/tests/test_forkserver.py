@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from rl_verifier_sandbox.api import Job, Limits
-from rl_verifier_sandbox.bwrap import BwrapSandbox
-from rl_verifier_sandbox.forkserver import PythonForkServer, PythonPool, ServerDied
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
+from rl_verifier_sandbox.bwrap.forkserver import PythonForkServer, PythonPool, ServerDied
 
 PYTEST = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider")
 TESTS = {"test_a.py": "def test_ok():\n    assert 1 + 1 == 2\n\ndef test_bad():\n    assert 0\n"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rl_verifier_sandbox.api import Job, Policy, Sandbox
-from rl_verifier_sandbox.bwrap import BwrapSandbox
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 
 from .conftest import COLD_BACKENDS, FIXTURE
 

@@ -10,8 +10,8 @@ import signal
 import pytest
 
 from rl_verifier_sandbox.api import Job, Limits, Result, Sandbox
-from rl_verifier_sandbox.bwrap import BwrapSandbox
-from rl_verifier_sandbox.forkserver import PythonPool
+from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
+from rl_verifier_sandbox.bwrap.forkserver import PythonPool
 from rl_verifier_sandbox.linux import seccomp
 
 pytestmark = pytest.mark.requires("bwrap")

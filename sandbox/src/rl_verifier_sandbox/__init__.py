@@ -28,8 +28,8 @@ from rl_verifier_sandbox.backends import BACKENDS, Backend, Options, backend_nam
 from rl_verifier_sandbox.setting import BackendChoice
 
 if TYPE_CHECKING:
-    from rl_verifier_sandbox.forkserver import PythonPool
-    from rl_verifier_sandbox.lease import Lease
+    from rl_verifier_sandbox.bwrap.forkserver import PythonPool
+    from rl_verifier_sandbox.bwrap.lease import Lease
     from rl_verifier_sandbox.linux.cgroups import CgroupUsage
 
 __all__ = [
@@ -57,8 +57,8 @@ __all__ = [
 # Public names whose modules load on first use: every ``rlv`` command imports this package.
 _LAZY = {
     "CgroupUsage": "rl_verifier_sandbox.linux.cgroups",
-    "Lease": "rl_verifier_sandbox.lease",
-    "PythonPool": "rl_verifier_sandbox.forkserver",
+    "Lease": "rl_verifier_sandbox.bwrap.lease",
+    "PythonPool": "rl_verifier_sandbox.bwrap.forkserver",
 }
 
 
@@ -92,7 +92,7 @@ def get_python_pool(
     ``readonly_files`` are mounted in every server (jobs that ask for exactly those take the
     fast path); ``warm``: what the servers import before their first job (``pytest`` with its
     default plugins, paths of ``readonly_files`` that are modules)."""
-    from rl_verifier_sandbox.bwrap import BwrapSandbox
+    from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 
     sb = get_sandbox("bwrap")
     assert isinstance(sb, BwrapSandbox)

@@ -55,7 +55,7 @@ BACKENDS: dict[str, Backend] = {
     for backend in (
         Backend(
             "bwrap",
-            "rl_verifier_sandbox.bwrap:open_sandbox",
+            "rl_verifier_sandbox.bwrap.backend:open_sandbox",
             processes=True,
             async_processes=True,
         ),

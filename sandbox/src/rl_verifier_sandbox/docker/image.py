@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from rl_verifier import UserError
-from rl_verifier_sandbox import pyenv
 from rl_verifier_sandbox.api import SandboxUnavailable
+from rl_verifier_sandbox.bwrap import pyenv
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rl_verifier_sandbox.api import SandboxUnavailable
-from rl_verifier_sandbox.lease import Lease
+from rl_verifier_sandbox.bwrap.lease import Lease
 from rl_verifier_sandbox.linux.cgroups import CgroupUsage
 
 STDERR_CAP = 64 << 10  # stderr kept of a ``LeasedProcess``

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from rl_verifier_sandbox import _hostpaths, live, pyenv
+from rl_verifier_sandbox import _hostpaths
 from rl_verifier_sandbox._exec import run_capped
 from rl_verifier_sandbox._files import as_bytes, parent_dirs, safe_relpath
 from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
@@ -27,8 +27,9 @@ from rl_verifier_sandbox.api import (
     SandboxUnavailable,
 )
 from rl_verifier_sandbox.backends import Options
-from rl_verifier_sandbox.forkserver import PythonPool
-from rl_verifier_sandbox.lease import Lease
+from rl_verifier_sandbox.bwrap import live, pyenv
+from rl_verifier_sandbox.bwrap.forkserver import PythonPool
+from rl_verifier_sandbox.bwrap.lease import Lease
 from rl_verifier_sandbox.linux import seccomp
 from rl_verifier_sandbox.linux.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
 from rl_verifier_sandbox.linux.slots import UidSlots
@@ -150,7 +151,7 @@ class BwrapSandbox(Sandbox):
 
     def lease(self, job: Job) -> Lease:
         """Hold a uid slot and (where the host allows) a cgroup for one process tree, such as
-        a long-lived REPL: see ``rl_verifier_sandbox.lease``."""
+        a long-lived REPL: see ``rl_verifier_sandbox.bwrap.lease``."""
         return Lease(self, job)
 
     def open_process(self, job: Job) -> live.LeasedProcess:
