@@ -8,12 +8,12 @@ import shutil
 import sys
 import tempfile
 
-from rl_verifier_sandbox._exec import run_capped
-from rl_verifier_sandbox._files import as_bytes, safe_relpath
-from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
-from rl_verifier_sandbox._result import bad_job_result
 from rl_verifier_sandbox.api import BadJob, Job, Result, Sandbox
 from rl_verifier_sandbox.backends import Options
+from rl_verifier_sandbox.jobs.env import BASE_ENV, rlimit_args
+from rl_verifier_sandbox.jobs.files import as_bytes, safe_relpath
+from rl_verifier_sandbox.jobs.host_process import run_capped
+from rl_verifier_sandbox.jobs.result import bad_job_result
 
 log = logging.getLogger(__name__)
 WARNING = (

@@ -11,11 +11,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from rl_verifier_sandbox import _hostpaths
-from rl_verifier_sandbox._exec import run_capped
-from rl_verifier_sandbox._files import as_bytes, parent_dirs, safe_relpath
-from rl_verifier_sandbox._jobenv import BASE_ENV, rlimit_args
-from rl_verifier_sandbox._result import bad_job_result
 from rl_verifier_sandbox.api import (
     SERVER_TMP_BYTES,
     WARM_PYTEST,
@@ -30,6 +25,11 @@ from rl_verifier_sandbox.backends import Options
 from rl_verifier_sandbox.bwrap import live, pyenv
 from rl_verifier_sandbox.bwrap.forkserver import PythonPool
 from rl_verifier_sandbox.bwrap.lease import Lease
+from rl_verifier_sandbox.jobs import hostpaths
+from rl_verifier_sandbox.jobs.env import BASE_ENV, rlimit_args
+from rl_verifier_sandbox.jobs.files import as_bytes, parent_dirs, safe_relpath
+from rl_verifier_sandbox.jobs.host_process import run_capped
+from rl_verifier_sandbox.jobs.result import bad_job_result
 from rl_verifier_sandbox.linux import seccomp
 from rl_verifier_sandbox.linux.cgroups import CgroupHost, CgroupUsage, JobCgroup, host_cgroups
 from rl_verifier_sandbox.linux.slots import UidSlots
@@ -183,7 +183,7 @@ class BwrapSandbox(Sandbox):
             argv += rlimit_args(
                 job.limits, nproc=self._root and not pids_cg, address_space=not memory_cg
             )
-            stage, host_binds = _hostpaths.binds(job.policy.readonly_paths, root=self._root)
+            stage, host_binds = hostpaths.binds(job.policy.readonly_paths, root=self._root)
             argv += stage
             if self._root:
                 argv += [

@@ -32,9 +32,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
-from rl_verifier_sandbox._files import as_bytes, safe_relpath
-from rl_verifier_sandbox._jobenv import BASE_ENV
-from rl_verifier_sandbox._result import bad_job_result, make_result
 from rl_verifier_sandbox.api import (
     SERVER_TMP_BYTES,
     UNLIMITED_CPU_S,
@@ -50,6 +47,9 @@ from rl_verifier_sandbox.api import (
 )
 from rl_verifier_sandbox.bwrap import pyenv
 from rl_verifier_sandbox.bwrap.lease import LeaseHost
+from rl_verifier_sandbox.jobs.env import BASE_ENV
+from rl_verifier_sandbox.jobs.files import as_bytes, safe_relpath
+from rl_verifier_sandbox.jobs.result import bad_job_result, make_result
 from rl_verifier_sandbox.linux.cgroups import CgroupUsage, JobCgroup
 from rl_verifier_sandbox.linux.slots import reap_uid
 

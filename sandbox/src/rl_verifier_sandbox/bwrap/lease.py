@@ -26,8 +26,8 @@ import threading
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from rl_verifier_sandbox._jobenv import EXTRA_PROCS
 from rl_verifier_sandbox.api import Job
+from rl_verifier_sandbox.jobs.env import EXTRA_PROCS
 from rl_verifier_sandbox.linux.cgroups import CgroupHost, CgroupUsage, JobCgroup
 from rl_verifier_sandbox.linux.slots import UidSlots
 

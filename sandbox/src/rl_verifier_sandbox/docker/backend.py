@@ -28,9 +28,6 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from rl_verifier_sandbox._files import as_bytes, safe_relpath
-from rl_verifier_sandbox._jobenv import BASE_ENV
-from rl_verifier_sandbox._result import bad_job_result
 from rl_verifier_sandbox.api import BadJob, Job, Limits, Result, Sandbox, SandboxUnavailable
 from rl_verifier_sandbox.backends import Options
 from rl_verifier_sandbox.docker import launch, seccomp_profile
@@ -46,6 +43,9 @@ from rl_verifier_sandbox.docker.image import default_image, docker_module
 from rl_verifier_sandbox.docker.layout import PROBE_SH, Layout, plan, ro_relative
 from rl_verifier_sandbox.docker.result import from_report, lost
 from rl_verifier_sandbox.docker.stream import Demux, PipeSink, feed_stdin, pump, raw_socket
+from rl_verifier_sandbox.jobs.env import BASE_ENV
+from rl_verifier_sandbox.jobs.files import as_bytes, safe_relpath
+from rl_verifier_sandbox.jobs.result import bad_job_result
 
 WORK_DIR = launch.WORK_DIR
 UID = launch.JOB_UID

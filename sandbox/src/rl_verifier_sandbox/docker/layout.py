@@ -20,8 +20,8 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from rl_verifier_sandbox import _hostpaths
 from rl_verifier_sandbox.api import BadJob
+from rl_verifier_sandbox.jobs import hostpaths
 
 # Answers, per absolute path, "open" (a directory the job uid can traverse), "closed" (one
 # it cannot), "file" or "missing", as seen by the job uid inside the image.
@@ -88,7 +88,7 @@ def plan(files: Iterable[str], paths: tuple[str, ...], probe: Probe) -> Layout:
     for f in files:
         if not f.startswith("/") or f == "/":
             raise BadJob(f"readonly file path must be absolute: {f!r}")
-    binds = _hostpaths.resolve(paths)
+    binds = hostpaths.resolve(paths)
     if not files and not binds:
         return Layout()
     wanted = sorted({a for p in [*files, *(dst for _, dst in binds)] for a in ancestors(p)})

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rl_verifier_sandbox._result import classify
 from rl_verifier_sandbox.api import Limits, Result
 from rl_verifier_sandbox.docker.launch import Report
 from rl_verifier_sandbox.docker.stream import Demux
+from rl_verifier_sandbox.jobs.result import classify
 
 
 def split_status(status: int) -> tuple[int | None, int | None]:

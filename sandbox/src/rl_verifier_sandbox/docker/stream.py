@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rl_verifier_sandbox._exec import kill_output_threshold
 from rl_verifier_sandbox.api import Limits
+from rl_verifier_sandbox.jobs.host_process import kill_output_threshold
 
 TAIL = 4096  # bytes of stderr kept from the end, where the report is
 REPORT_MAX = 200  # a report line is shorter than this

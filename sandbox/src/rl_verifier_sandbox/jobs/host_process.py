@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rl_verifier_sandbox._result import make_result
 from rl_verifier_sandbox.api import Limits, Result
+from rl_verifier_sandbox.jobs.result import make_result
 
 OUTPUT_KILL_FACTOR = 8  # keep draining up to this many times the cap, then kill the job
 OUTPUT_KILL_MIN = 8 << 20
