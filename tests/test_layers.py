@@ -1,7 +1,7 @@
-"""The layers of the core and of the server (docs/architecture.md, "Layers of the core" and
-"Layers of the server", the one home of each order): no module imports from a layer above its
-own, every subpackage and top-level module is on the list, and every module of the core is
-reachable from a public name, a command or an entry point."""
+"""The layers of the core, the server and the sandbox (docs/architecture.md, "Layers of the
+core", "... of the server", "... of the sandbox", the one home of each order): no module
+imports from a layer above its own, every subpackage and top-level module is on the list,
+and every module of the core is reachable from a public name, a command or an entry point."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from rlv_imports import import_graph, module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core" / "src"
 SERVER = ROOT / "server" / "src"
+SANDBOX = ROOT / "sandbox" / "src"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # where a user or a program starts: the public names, the command, the trainer adapters
 PUBLIC = ["rl_verifier", "rl_verifier.testing", "rl_verifier.train", "rl_verifier.cli_support"]
@@ -115,20 +117,27 @@ def test_every_module_is_reachable_from_a_public_name_or_a_command() -> None:
     assert not set(known) - seen, sorted(set(known) - seen)
 
 
-def test_every_unit_of_the_server_is_on_its_layer_list() -> None:
-    units = {unit(name) for name in modules(SERVER, "rl_verifier_server")}
-    assert units == set(layers("server")), (
-        units - set(layers("server")),
-        set(layers("server")) - units,
+PACKAGES = [("server", SERVER, "rl_verifier_server"), ("sandbox", SANDBOX, "rl_verifier_sandbox")]
+
+
+@pytest.mark.parametrize(("section", "src", "top"), PACKAGES, ids=[p[0] for p in PACKAGES])
+def test_every_unit_of_a_package_is_on_its_layer_list(section: str, src: Path, top: str) -> None:
+    units = {unit(name) for name in modules(src, top)}
+    assert units == set(layers(section)), (
+        units - set(layers(section)),
+        set(layers(section)) - units,
     )
 
 
-def test_no_module_of_the_server_imports_from_a_layer_above_its_own() -> None:
-    rank = layers("server")
+@pytest.mark.parametrize(("section", "src", "top"), PACKAGES, ids=[p[0] for p in PACKAGES])
+def test_no_module_of_a_package_imports_from_a_layer_above_its_own(
+    section: str, src: Path, top: str
+) -> None:
+    rank = layers(section)
     problems = [
         f"{module} (layer {rank[unit(module)]}, {unit(module)}) imports {target}, "
         f"layer {rank[unit(target)]}"
-        for module, imported in graph(SERVER, "rl_verifier_server").items()
+        for module, imported in graph(src, top).items()
         for target in sorted(imported)
         if rank[unit(target)] > rank[unit(module)]
     ]
