@@ -29,7 +29,7 @@ MODEL_FILES = (
     "tokenizer_config.json",
 )
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-SRC_ROOT = Path(tiny_model.__file__).resolve().parents[1]
+SRC_ROOT = Path(tiny_model.__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
