@@ -1,5 +1,5 @@
 """Write the Lean recipe's tasks: a family of core-Lean theorems in six shapes, each proved by
-a short proof form that depends on its shape, for a small model and the Lean 4 of 2021.
+the one proof form of ``FORMS`` that fits its shape, for a small model and the Lean 4 of 2021.
 
 Files (all deterministic):
 
@@ -28,15 +28,17 @@ from pathlib import Path
 HERE = Path(__file__).parent
 HEADER = "import Init"
 INSTRUCTION = "Prove this in Lean 4. Answer with the proof term in a ```lean block."
-# The proof forms, one per line of the answer's block. `by simp` fits no shape alone but proves
-# every numeric one (measured), so it is here: always answering it is the baseline to beat.
+# The proof forms, one per shape: of these six, each shape's tasks are proved by its own form
+# only (measured by check_forms.py), so no constant answer among them scores above 1/6 and a
+# policy gains only by telling the shapes apart. (An earlier set had `by simp` beside `rfl` and
+# `by decide`: it proved half the tasks alone, and RL collapsed onto it.)
 FORMS = (
     "rfl",
     "by decide",
-    "by simp",
     "fun h => h",
     "fun h => And.intro h.2 h.1",
     "fun h => Or.inl h",
+    "fun h => h.1",
 )
 TRAIN_PER_SHAPE = 34
 HELD_OUT_PER_SHAPE = 10
@@ -45,10 +47,6 @@ PROPS = {"train": list("pqrsABCD"), "heldout": list("tuvwPQRS")}
 NATS = {"train": list("nmkx"), "heldout": list("yzij")}
 
 Body = Callable[[tuple[int, ...], str, str], str]  # (numbers, name, name) -> binders : goal
-
-
-def closed_eq(n: tuple[int, ...], _: str, __: str) -> str:
-    return f": {n[0]} + {n[1]} = {n[0] + n[1]}"
 
 
 def closed_ne(n: tuple[int, ...], _: str, __: str) -> str:
@@ -72,19 +70,18 @@ def or_intro(_: tuple[int, ...], p: str, q: str) -> str:
     return f"({p} {q} : Prop) : {p} → {p} ∨ {q}"
 
 
+def and_left(_: tuple[int, ...], p: str, q: str) -> str:
+    return f"({p} {q} : Prop) : {p} ∧ {q} → {p}"
+
+
 # shape: (statement body, the numbers it draws from, whose names it uses, a known proof)
 SHAPES: dict[str, tuple[Body, list[tuple[int, ...]], dict[str, list[str]], str]] = {
-    "closed_eq": (
-        closed_eq,
-        list(product(range(2, 100), repeat=2)),
-        NATS,
-        "rfl",
-    ),
     "closed_ne": (closed_ne, list(permutations(range(2, 100), 2)), NATS, "by decide"),
     "var_sum": (var_sum, list(product(range(1, 10), repeat=2)), NATS, "rfl"),
     "imp_self": (imp_self, [(0,), (1,)], PROPS, "fun h => h"),
     "and_swap": (and_swap, [()], PROPS, "fun h => And.intro h.2 h.1"),
     "or_intro": (or_intro, [()], PROPS, "fun h => Or.inl h"),
+    "and_left": (and_left, [()], PROPS, "fun h => h.1"),
 }
 
 
