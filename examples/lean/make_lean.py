@@ -6,8 +6,10 @@ Files (all deterministic):
 * ``tasks.jsonl``: the training theorems, ``TRAIN_PER_SHAPE`` of each shape;
 * ``heldout.jsonl``: ``HELD_OUT_PER_SHAPE`` of each shape whose statements never occur in
   training (other numbers, other variable names, other theorem names);
-* ``warmup.jsonl``: each training task paired with one of ``FORMS`` drawn at random, whatever
-  its shape, so a warm start teaches the answer's format and nothing about which form fits.
+* ``warmup.jsonl``: each training task paired with its known proof for about half the tasks
+  (``KNOWN_SHARE``) and with one of ``FORMS`` drawn at random for the rest: noisy demonstrations
+  the environment writes, so a warm start teaches the answer's format and, weakly, which form
+  fits which shape, and RL has the rest to do.
 
 Each reference is what the `lean` verifier reads: the trusted statement and the header
 ``import Init`` (a blank header would mean `import Mathlib`). ``metadata`` holds the shape and
@@ -40,6 +42,7 @@ FORMS = (
     "fun h => Or.inl h",
     "fun h => h.1",
 )
+KNOWN_SHARE = 0.5  # of warm-up rows that show the task's known proof; the rest a random form
 TRAIN_PER_SHAPE = 34
 HELD_OUT_PER_SHAPE = 10
 # Variable names: held-out statements use names training never does.
@@ -139,12 +142,15 @@ def build() -> dict[str, list[dict[str, object]]]:
 
 
 def warmup(train: list[dict[str, object]]) -> list[dict[str, str]]:
-    """One row per training task, its form drawn at random (format only, not fit)."""
+    """One row per training task: its known proof with probability ``KNOWN_SHARE``, else a
+    form drawn at random whatever the shape (a weak, noisy lesson in which form fits)."""
     rng = random.Random(1)
-    return [
-        {"task_id": str(task["id"]), "completion": f"```lean\n{rng.choice(FORMS)}\n```"}
-        for task in train
-    ]
+    rows = []
+    for task in train:
+        known = str(task["metadata"]["known_proof"])  # type: ignore[index]
+        form = known if rng.random() < KNOWN_SHARE else rng.choice(FORMS)
+        rows.append({"task_id": str(task["id"]), "completion": f"```lean\n{form}\n```"})
+    return rows
 
 
 def write(name: str, rows: list[dict[str, object]] | list[dict[str, str]]) -> None:
