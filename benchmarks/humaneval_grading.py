@@ -8,6 +8,11 @@ samples/s for each and their ratio:
             servers (one fresh child per process, discarded after the sample)
 - baseline: the naive way, no sandbox: a fresh ``python -m pytest`` subprocess per
             sample on a temporary test file, as many at once as there are cores
+- rlv verify: the same verifier from the shell, start-up included (``rlv verify --verifier
+            pytest`` on JSONL files written beforehand), on its default process executor and
+            with ``--executor inline`` (the verifier's own sandboxed processes only)
+- lean pytest: the baseline with plugin autoloading and the cache off
+            (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q -p no:cacheprovider``)
 
 Both must give 164/164. Beside wall-clock samples/s each row prints the load average and the CPU
 seconds its processes used (this process and every child it waited for, sandboxes included):
@@ -20,6 +25,7 @@ Run: .venv/bin/python benchmarks/humaneval_grading.py [--cores 2] [--limit N]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -85,6 +91,49 @@ def grade_with_baseline(rows: list[Row], workers: int) -> int:
         return sum(pool.map(baseline_one, rows))
 
 
+def grade_with_lean_pytest(rows: list[Row], workers: int) -> int:
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        return grade_with_baseline(rows, workers)
+    finally:
+        del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+
+
+def rlv_verify(executor: str) -> Any:
+    """Grading through ``rlv verify`` from the shell, with ``executor``."""
+
+    def grade(rows: list[Row], workers: int) -> int:
+        with tempfile.TemporaryDirectory() as tmp:
+            tasks, completions, out = (Path(tmp) / n for n in ("t.jsonl", "c.jsonl", "s.jsonl"))
+            tasks.write_text("".join(json.dumps(task_row(row)) + "\n" for row in rows))
+            completions.write_text(
+                "".join(
+                    json.dumps({"task_id": row["task_id"], "completion": solution(row)}) + "\n"
+                    for row in rows
+                )
+            )
+            rlv = [sys.executable, "-m", "rl_verifier", "-q", "verify", "--verifier", "pytest"]
+            subprocess.run(
+                [*rlv, "--config", f"max_concurrency={2 * workers}", "--tasks", str(tasks),
+                 "--completions", str(completions), "--out", str(out), "--executor", executor,
+                 "--workers", str(workers)],
+                check=True,
+            )  # fmt: skip
+            scores = [json.loads(line) for line in out.read_text().splitlines()]
+        return sum(s["status"] == "ok" and s["reward"] == 1.0 for s in scores)
+
+    return grade
+
+
+def task_row(row: Row) -> dict[str, Any]:
+    reference = {"test": row["test"], "entry_point": row["entry_point"], "prompt": row["prompt"]}
+    return {"id": row["task_id"], "prompt": row["prompt"], "reference": reference}
+
+
+def solution(row: Row) -> str:
+    return f"```python\n{row['prompt']}{row['canonical_solution']}```"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cores", type=int, default=2, help="pin the run to this many cores")
@@ -97,7 +146,14 @@ def main() -> None:
     print(f"{len(rows)} HumanEval canonical solutions on {len(cores)} core(s)")
 
     figures, cpu = {}, {}
-    for label, grade in (("verifier", grade_with_verifier), ("baseline", grade_with_baseline)):
+    ways = {
+        "verifier": grade_with_verifier,
+        "baseline": grade_with_baseline,
+        "rlv verify": rlv_verify("process"),
+        "rlv inline": rlv_verify("inline"),
+        "lean pytest": grade_with_lean_pytest,
+    }
+    for label, grade in ways.items():
         cpu_before = cpu_seconds()
         start = time.perf_counter()
         passed = grade(rows, len(cores))
@@ -106,12 +162,17 @@ def main() -> None:
         figures[label] = len(rows) / elapsed
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
-            f"{label:9s} {passed:3d}/{len(rows)} passed  {elapsed:6.2f}s  "
+            f"{label:11s} {passed:3d}/{len(rows)} passed  {elapsed:6.2f}s  "
             f"{figures[label]:6.1f} samples/s  cpu {cpu[label]:6.2f}s "
             f"({1000 * cpu[label] / len(rows):.1f} ms/sample)  load {load}"
         )
     print(f"ratio     {figures['verifier'] / figures['baseline']:.1f}x (target >= 33x)")
     print(f"cpu ratio {cpu['baseline'] / cpu['verifier']:.1f}x less CPU per sample")
+    for label in ("rlv verify", "rlv inline"):
+        print(
+            f"{label}: {figures[label]:.1f} samples/s (target >= 100), "
+            f"{figures[label] / figures['lean pytest']:.1f}x lean pytest (target >= 15x)"
+        )
 
 
 def cpu_seconds() -> float:

@@ -228,21 +228,23 @@ def test_lean_held_out_theorems_are_never_trained_on() -> None:
         assert len(set(counts)) == 1, counts
 
 
-def test_lean_warmup_teaches_the_format_not_which_form_fits() -> None:
-    """Each training task once, with a form drawn whatever its shape: about one in six
-    warm-up answers is the shape's known proof, and every shape sees several forms."""
+def test_lean_warmup_is_a_noisy_lesson_in_which_form_fits() -> None:
+    """Each training task once: its known proof about half the time, else a form drawn
+    whatever its shape, so every shape also sees wrong forms and RL has the rest to learn."""
+    maker = make_lean()
     tasks = {r["id"]: r for r in rows(LEAN / "tasks.jsonl")}
     warmup = rows(LEAN / "warmup.jsonl")
     assert sorted(r["task_id"] for r in warmup) == sorted(tasks)
     forms = {r["completion"] for r in warmup}
-    assert forms == {f"```lean\n{form}\n```" for form in make_lean().FORMS}
+    assert forms == {f"```lean\n{form}\n```" for form in maker.FORMS}
     fits = [r["completion"] == f"```lean\n{tasks[r['task_id']]['metadata']['known_proof']}\n```"
             for r in warmup]  # fmt: skip
-    assert 0.1 < fmean(fits) < 0.3
+    expected = maker.KNOWN_SHARE + (1 - maker.KNOWN_SHARE) / len(maker.FORMS)
+    assert abs(fmean(fits) - expected) < 0.1
     for shape in {t["metadata"]["shape"] for t in tasks.values()}:
         rows_of_shape = [r for r in warmup if tasks[r["task_id"]]["metadata"]["shape"] == shape]
         seen = {r["completion"] for r in rows_of_shape}
-        assert len(seen) >= 4, (shape, seen)
+        assert len(seen) >= 3, (shape, seen)
 
 
 @pytest.mark.slow

@@ -1,13 +1,15 @@
 """Write the Lean recipe's tasks: a family of core-Lean theorems in six shapes, each proved by
-a short proof form that depends on its shape, for a small model and the Lean 4 of 2021.
+the one proof form of ``FORMS`` that fits its shape, for a small model and the Lean 4 of 2021.
 
 Files (all deterministic):
 
 * ``tasks.jsonl``: the training theorems, ``TRAIN_PER_SHAPE`` of each shape;
 * ``heldout.jsonl``: ``HELD_OUT_PER_SHAPE`` of each shape whose statements never occur in
   training (other numbers, other variable names, other theorem names);
-* ``warmup.jsonl``: each training task paired with one of ``FORMS`` drawn at random, whatever
-  its shape, so a warm start teaches the answer's format and nothing about which form fits.
+* ``warmup.jsonl``: each training task paired with its known proof for about half the tasks
+  (``KNOWN_SHARE``) and with one of ``FORMS`` drawn at random for the rest: noisy demonstrations
+  the environment writes, so a warm start teaches the answer's format and, weakly, which form
+  fits which shape, and RL has the rest to do.
 
 Each reference is what the `lean` verifier reads: the trusted statement and the header
 ``import Init`` (a blank header would mean `import Mathlib`). ``metadata`` holds the shape and
@@ -28,16 +30,19 @@ from pathlib import Path
 HERE = Path(__file__).parent
 HEADER = "import Init"
 INSTRUCTION = "Prove this in Lean 4. Answer with the proof term in a ```lean block."
-# The proof forms, one per line of the answer's block. `by simp` fits no shape alone but proves
-# every numeric one (measured), so it is here: always answering it is the baseline to beat.
+# The proof forms, one per shape: of these six, each shape's tasks are proved by its own form
+# only (measured by check_forms.py), so no constant answer among them scores above 1/6 and a
+# policy gains only by telling the shapes apart. (An earlier set had `by simp` beside `rfl` and
+# `by decide`: it proved half the tasks alone, and RL collapsed onto it.)
 FORMS = (
     "rfl",
     "by decide",
-    "by simp",
     "fun h => h",
     "fun h => And.intro h.2 h.1",
     "fun h => Or.inl h",
+    "fun h => h.1",
 )
+KNOWN_SHARE = 0.5  # of warm-up rows that show the task's known proof; the rest a random form
 TRAIN_PER_SHAPE = 34
 HELD_OUT_PER_SHAPE = 10
 # Variable names: held-out statements use names training never does.
@@ -45,10 +50,6 @@ PROPS = {"train": list("pqrsABCD"), "heldout": list("tuvwPQRS")}
 NATS = {"train": list("nmkx"), "heldout": list("yzij")}
 
 Body = Callable[[tuple[int, ...], str, str], str]  # (numbers, name, name) -> binders : goal
-
-
-def closed_eq(n: tuple[int, ...], _: str, __: str) -> str:
-    return f": {n[0]} + {n[1]} = {n[0] + n[1]}"
 
 
 def closed_ne(n: tuple[int, ...], _: str, __: str) -> str:
@@ -72,19 +73,18 @@ def or_intro(_: tuple[int, ...], p: str, q: str) -> str:
     return f"({p} {q} : Prop) : {p} → {p} ∨ {q}"
 
 
+def and_left(_: tuple[int, ...], p: str, q: str) -> str:
+    return f"({p} {q} : Prop) : {p} ∧ {q} → {p}"
+
+
 # shape: (statement body, the numbers it draws from, whose names it uses, a known proof)
 SHAPES: dict[str, tuple[Body, list[tuple[int, ...]], dict[str, list[str]], str]] = {
-    "closed_eq": (
-        closed_eq,
-        list(product(range(2, 100), repeat=2)),
-        NATS,
-        "rfl",
-    ),
     "closed_ne": (closed_ne, list(permutations(range(2, 100), 2)), NATS, "by decide"),
     "var_sum": (var_sum, list(product(range(1, 10), repeat=2)), NATS, "rfl"),
     "imp_self": (imp_self, [(0,), (1,)], PROPS, "fun h => h"),
     "and_swap": (and_swap, [()], PROPS, "fun h => And.intro h.2 h.1"),
     "or_intro": (or_intro, [()], PROPS, "fun h => Or.inl h"),
+    "and_left": (and_left, [()], PROPS, "fun h => h.1"),
 }
 
 
@@ -142,12 +142,15 @@ def build() -> dict[str, list[dict[str, object]]]:
 
 
 def warmup(train: list[dict[str, object]]) -> list[dict[str, str]]:
-    """One row per training task, its form drawn at random (format only, not fit)."""
+    """One row per training task: its known proof with probability ``KNOWN_SHARE``, else a
+    form drawn at random whatever the shape (a weak, noisy lesson in which form fits)."""
     rng = random.Random(1)
-    return [
-        {"task_id": str(task["id"]), "completion": f"```lean\n{rng.choice(FORMS)}\n```"}
-        for task in train
-    ]
+    rows = []
+    for task in train:
+        known = str(task["metadata"]["known_proof"])  # type: ignore[index]
+        form = known if rng.random() < KNOWN_SHARE else rng.choice(FORMS)
+        rows.append({"task_id": str(task["id"]), "completion": f"```lean\n{form}\n```"})
+    return rows
 
 
 def write(name: str, rows: list[dict[str, object]] | list[dict[str, str]]) -> None:
