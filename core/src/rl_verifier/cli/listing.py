@@ -19,6 +19,9 @@ from rl_verifier.discovery.plugins import KINDS, get_plugins
 def plugins(as_json: bool) -> None:
     """List plugins with what each registers (verifiers, task sets, environments, losses,
     sandbox backends, reward protocols, presets, commands) and why any failed to load."""
+    root = click.get_current_context().find_root()
+    if isinstance(root.command, click.Group):  # it adds plugin commands only when listed
+        root.command.list_commands(root)
     listing = get_plugins().listing()
     if as_json:
         click.echo(json.dumps(listing, indent=2))
