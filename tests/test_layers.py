@@ -1,7 +1,8 @@
 """The layers of the core, the server and the sandbox (docs/architecture.md, "Layers of the
 core", "... of the server", "... of the sandbox", the one home of each order): no module
 imports from a layer above its own, every subpackage and top-level module is on the list,
-and every module of the core is reachable from a public name, a command or an entry point."""
+and every module is reachable from a public name, a command, an entry point or a script the
+package runs by its file name."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # where a user or a program starts: the public names, the command, the trainer adapters
 PUBLIC = ["rl_verifier", "rl_verifier.testing", "rl_verifier.train", "rl_verifier.cli_support"]
 PUBLIC += ["rl_verifier.internal", "rl_verifier.cli", "rl_verifier.__main__"]
+PACKAGES = {  # layer list's section: (sources, top-level package, where users and the core start)
+    "core": (CORE, "rl_verifier", PUBLIC),
+    # builtins and launch: what the core's local training backend imports (docs/serve.md)
+    "server": (
+        SERVER,
+        "rl_verifier_server",
+        ["rl_verifier_server", "rl_verifier_server.builtins", "rl_verifier_server.launch"],
+    ),
+    "sandbox": (SANDBOX, "rl_verifier_sandbox", ["rl_verifier_sandbox"]),
+}
+EACH_PACKAGE = pytest.mark.parametrize("section", list(PACKAGES))
 
 
 def layers(section: str = "core") -> dict[str, int]:
@@ -53,9 +65,11 @@ def unit(module: str) -> str:
 
 def named_modules(module: str, known: dict[str, Path]) -> Iterator[str]:
     """Modules a module loads by name: strings that name one (``import_module``, ``-m``),
-    and in a package's ``__init__``, strings that name one of its submodules."""
+    in a package's ``__init__`` strings that name one of its submodules, and file names of
+    a module beside it (a script it runs, ``Path(__file__).with_name("x.py")``)."""
     path = known[module]
     package = path.name == "__init__.py"
+    beside = module if package else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             value = node.value.split(":")[0]
@@ -63,25 +77,33 @@ def named_modules(module: str, known: dict[str, Path]) -> Iterator[str]:
                 yield value
             elif package and f"{module}.{value}" in known:
                 yield f"{module}.{value}"
+            elif value.endswith(".py") and f"{beside}.{value[:-3]}" in known:
+                yield f"{beside}.{value[:-3]}"
 
 
-def entry_points() -> list[str]:
-    project = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"]
+def entry_points(src: Path) -> list[str]:
+    """Modules the package's ``pyproject.toml`` names: scripts and entry points."""
+    project = tomllib.loads((src.parent / "pyproject.toml").read_text())["project"]
     groups = [project.get("scripts", {}), *project.get("entry-points", {}).values()]
     return [target.split(":")[0] for group in groups for target in group.values()]
 
 
-def test_every_unit_of_the_core_is_on_the_layer_list() -> None:
-    units = {unit(name) for name in modules()}
-    assert units == set(layers()), (units - set(layers()), set(layers()) - units)
+@EACH_PACKAGE
+def test_every_unit_of_a_package_is_on_its_layer_list(section: str) -> None:
+    src, top, _ = PACKAGES[section]
+    units = {unit(name) for name in modules(src, top)}
+    listed = set(layers(section))
+    assert units == listed, (units - listed, listed - units)
 
 
-def test_no_module_imports_from_a_layer_above_its_own() -> None:
-    rank = layers()
+@EACH_PACKAGE
+def test_no_module_imports_from_a_layer_above_its_own(section: str) -> None:
+    src, top, _ = PACKAGES[section]
+    rank = layers(section)
     problems = [
         f"{module} (layer {rank[unit(module)]}, {unit(module)}) imports {target}, "
         f"layer {rank[unit(target)]}"
-        for module, imported in graph().items()
+        for module, imported in graph(src, top).items()
         for target in sorted(imported)
         if rank[unit(target)] > rank[unit(module)]
     ]
@@ -100,11 +122,13 @@ def test_nothing_in_the_core_imports_its_face() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_every_module_is_reachable_from_a_public_name_or_a_command() -> None:
-    known = modules()
-    imports = graph()
-    integrations = [n for n in known if n.startswith("rl_verifier.integrations.")]
-    todo = [*PUBLIC, *integrations, *entry_points()]
+@EACH_PACKAGE
+def test_every_module_is_reachable_from_a_public_name_or_a_command(section: str) -> None:
+    src, top, public = PACKAGES[section]
+    known = modules(src, top)
+    imports = graph(src, top)
+    integrations = [n for n in known if n.startswith(f"{top}.integrations.")]
+    todo = [*public, f"{top}.__main__", *integrations, *entry_points(src)]
     seen: set[str] = set()
     while todo:
         module = todo.pop()
@@ -115,30 +139,3 @@ def test_every_module_is_reachable_from_a_public_name_or_a_command() -> None:
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # its packages run first
         todo += [*imports[module], *named_modules(module, known)]
     assert not set(known) - seen, sorted(set(known) - seen)
-
-
-PACKAGES = [("server", SERVER, "rl_verifier_server"), ("sandbox", SANDBOX, "rl_verifier_sandbox")]
-
-
-@pytest.mark.parametrize(("section", "src", "top"), PACKAGES, ids=[p[0] for p in PACKAGES])
-def test_every_unit_of_a_package_is_on_its_layer_list(section: str, src: Path, top: str) -> None:
-    units = {unit(name) for name in modules(src, top)}
-    assert units == set(layers(section)), (
-        units - set(layers(section)),
-        set(layers(section)) - units,
-    )
-
-
-@pytest.mark.parametrize(("section", "src", "top"), PACKAGES, ids=[p[0] for p in PACKAGES])
-def test_no_module_of_a_package_imports_from_a_layer_above_its_own(
-    section: str, src: Path, top: str
-) -> None:
-    rank = layers(section)
-    problems = [
-        f"{module} (layer {rank[unit(module)]}, {unit(module)}) imports {target}, "
-        f"layer {rank[unit(target)]}"
-        for module, imported in graph(src, top).items()
-        for target in sorted(imported)
-        if rank[unit(target)] > rank[unit(module)]
-    ]
-    assert not problems, "\n".join(problems)

@@ -11,6 +11,7 @@ import click
 from pydantic import BaseModel
 
 from rl_verifier.base.errors import UserError
+from rl_verifier.cli.app import CommandGroup
 from rl_verifier.discovery.plugins import KINDS, get_plugins
 
 
@@ -19,9 +20,9 @@ from rl_verifier.discovery.plugins import KINDS, get_plugins
 def plugins(as_json: bool) -> None:
     """List plugins with what each registers (verifiers, task sets, environments, losses,
     sandbox backends, reward protocols, presets, commands) and why any failed to load."""
-    root = click.get_current_context().find_root()
-    if isinstance(root.command, click.Group):  # it adds plugin commands only when listed
-        root.command.list_commands(root)
+    group = click.get_current_context().find_root().command
+    if isinstance(group, CommandGroup):  # so that each plugin's commands are recorded
+        group.add_plugin_commands()
     listing = get_plugins().listing()
     if as_json:
         click.echo(json.dumps(listing, indent=2))
