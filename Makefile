@@ -32,7 +32,7 @@ system-deps:
 install: system-deps $(STAMP)
 
 # The calibration recipe on SmolLM2-135M-Instruct, shortened to 20 RL steps: held-out evals
-# of the base model, after the warm start and after RL, then the report.
+# of the base model, after the warm start and after RL, the paired held-out gains, the report.
 demo: install
 	$(RLV) plugins
 	$(RLV) train examples/calibration/calibration.toml --set steps=20 --set eval_every=20 \

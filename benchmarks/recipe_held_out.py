@@ -31,11 +31,10 @@ from statistics import fmean
 from typing import Any
 
 from rl_verifier import Score, reward_for
-from rl_verifier.evaluation.estimators import mean_interval
 from rl_verifier.train import load_tasks
+from rl_verifier.train.gains import JUDGED, eval_label, gain_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-JUDGED = ("ok", "invalid")
 
 
 def train(config: Path, run_dir: Path, overrides: list[str]) -> float:
@@ -53,15 +52,6 @@ def interval(figure: dict[str, Any] | None) -> str:
     if figure.get("low") is None:
         return f"{figure['mean']:.3f}"
     return f"{figure['mean']:.3f} [{figure['low']:.3f}, {figure['high']:.3f}]"
-
-
-def label(row: dict[str, Any]) -> str:
-    stage = row.get("stage")
-    if stage == "base" or (stage is None and row["trained_steps"] == 0):
-        return "base model"
-    if stage == "warm_start":
-        return "after the warm start"
-    return f"after {row['trained_steps']} RL steps"
 
 
 def report(
@@ -89,17 +79,17 @@ def report(
         failed = status.get("timeout", 0) + status.get("error", 0)
         share = f"{failed}/{figures['samples']}"
         reward = interval(figures["mean_reward"])
-        print(f"{label(row):<28} {reward:>28} {interval(pass1):>28}  {share}")
+        print(f"{eval_label(row):<28} {reward:>28} {interval(pass1):>28}  {share}")
     if evals:
         print(f"({evals[-1]['eval']['tasks']} held-out tasks x {config.get('eval_n')} samples)")
-        for line in paired_differences(samples, evals):
+        for line in gain_lines(samples, evals, config):
             print(line)
         for line in batch_metrics(samples, evals, config):
             print(line)
         if by:
             for line in buckets(samples, evals, config, by, field):
                 print(line)
-    if config.get("baseline_reward") is not None:
+    if config.get("baseline_reward") is not None and not evals:
         print(f"trivial baseline ({config.get('baseline_label')}): {config['baseline_reward']:.3f}")
     rewards = [m["reward_mean"] for m in rl if m.get("reward_mean") is not None]
     if rewards:
@@ -121,47 +111,6 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def task_means(rows: list[dict[str, Any]], step: int) -> dict[str, float]:
-    """Each task's mean reward at the eval of ``step`` (timeouts and errors left out)."""
-    rewards: dict[str, list[float]] = {}
-    for row in rows:
-        score = row["score"]
-        if row["step"] == step and score["status"] in JUDGED:
-            rewards.setdefault(row["task_id"], []).append(float(score["reward"]))
-    return {task: fmean(values) for task, values in rewards.items()}
-
-
-def paired_differences(samples: list[dict[str, Any]], evals: list[dict[str, Any]]) -> list[str]:
-    """The warm start's, RL's and the whole run's effect, task by task (the same tasks
-    and sampling seeds at every eval)."""
-    by_stage = {row.get("stage"): row for row in evals}
-    pairs = []
-    if "base" in by_stage and "warm_start" in by_stage:
-        pairs.append(("warm start (after it - base)", by_stage["base"], by_stage["warm_start"]))
-    first_rl = by_stage.get("warm_start") or evals[0]
-    if evals[-1] is not first_rl:
-        pairs.append((f"RL ({label(evals[-1])} - {label(first_rl)})", first_rl, evals[-1]))
-    if evals[0] is not first_rl and evals[-1] is not evals[0]:
-        pairs.append(("whole run (last - base)", evals[0], evals[-1]))
-    if not pairs:
-        return ["paired difference: one held-out eval only"]
-    return [
-        f"paired difference, {name}: {difference(samples, a['step'], b['step'])}"
-        for name, a, b in pairs
-    ]
-
-
-def difference(samples: list[dict[str, Any]], before: int, after: int) -> str:
-    first, last = task_means(samples, before), task_means(samples, after)
-    shared = sorted(set(first) & set(last))
-    found = mean_interval([last[t] - first[t] for t in shared])
-    if found is None or found.low is None or found.high is None:
-        return "too few shared tasks"
-    verdict = "significant" if found.low > 0 or found.high < 0 else "not significant"
-    span = f"[{found.low:+.3f}, {found.high:+.3f}]"
-    return f"{found.mean:+.3f} {span} over {len(shared)} tasks ({verdict})"
-
-
 def batch_metrics(
     samples: list[dict[str, Any]], evals: list[dict[str, Any]], config: dict[str, Any]
 ) -> list[str]:
@@ -179,7 +128,7 @@ def batch_metrics(
         scores = [Score.model_validate(s["score"]) for s in samples if s["step"] == row["step"]]
         figures = verifier.batch_metrics(scores)
         shown = ", ".join(f"{k} {v:.3f}" for k, v in sorted(figures.items()) if k != "n")
-        lines.append(f"{verifier.name} batch metrics, {label(row)}: {shown}")
+        lines.append(f"{verifier.name} batch metrics, {eval_label(row)}: {shown}")
     return lines
 
 
@@ -211,7 +160,7 @@ def buckets(
             if field and values[bucket]:
                 cell += f"; {field} {fmean(values[bucket]):.3f} (n {len(values[bucket])})"
             cells.append(cell)
-        lines.append(f"  {label(row):<26} " + "  |  ".join(cells))
+        lines.append(f"  {eval_label(row):<26} " + "  |  ".join(cells))
     return lines
 
 

@@ -418,7 +418,17 @@ def test_held_out_evals_are_logged_and_head_the_report(tmp_path: Path) -> None:
         )
 
     assert seeds(-1) == seeds(1)
+
+    # rlv train ends with RL's paired held-out difference, task by task, as the report does
+    def task_mean(step: int, task: str) -> float:
+        mine = [s["score"]["reward"] for s in samples if s["step"] == step and s["task_id"] == task]
+        return sum(mine) / len(mine)
+
+    gain = sum(task_mean(1, t) - task_mean(-1, t) for t in ("h0", "h1")) / 2
+    line = f"paired difference, RL (after 2 RL steps - base model): {gain:+.3f} ["
+    assert line in result.stdout
     page = (tmp_path / "run" / "report.html").read_text()
+    assert "paired difference, RL (after 2 RL steps - base model)" in page
     assert "held-out eval, base model" in page
     assert "held-out eval, after 2 steps" in page
     assert "held-out eval, after the warm start" not in page

@@ -59,8 +59,11 @@ def train(
         raise UserError("give a CONFIG file, or --resume RUN_DIR")
     config = load_config(config_path, extra)
     run_dir = run(config, resume)
+    from rl_verifier.train.gains import run_gain_lines
     from rl_verifier.train.report import write_report
 
+    for line in run_gain_lines(run_dir):
+        click.echo(line)
     png, html = write_report(run_dir)
     click.echo(f"run directory: {run_dir}")
     click.echo(f"report: {png} and {html}")

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier.base.errors import UserError
 from rl_verifier.files.atomic import write_files
 from rl_verifier.parsing.config_input import read_config_file
-from rl_verifier.train.rundir import CHECKPOINTS, METRICS, REPORT, SAMPLES, RunDir
+from rl_verifier.train.gains import baseline_verdict, paired_gains
+from rl_verifier.train.rundir import CHECKPOINTS, EVAL_SAMPLES, METRICS, REPORT, SAMPLES, RunDir
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -66,6 +67,7 @@ class Run:
     samples: list[dict[str, Any]]
     samples_seen: int
     evals: list[dict[str, Any]] = field(default_factory=list)  # held-out rows, by step
+    eval_samples: list[dict[str, Any]] = field(default_factory=list)  # their samples
 
 
 def write_report(run_dir: Path) -> tuple[Path, Path]:
@@ -120,6 +122,7 @@ def load_run(run_dir: Path) -> Run:
         samples=all_samples[-LAST_SAMPLES:],
         samples_seen=len(all_samples),
         evals=[evals[s] for s in sorted(evals)],
+        eval_samples=run.rows(EVAL_SAMPLES),
     )
 
 
@@ -601,6 +604,13 @@ def _baseline_row(run: Run) -> list[tuple[str, str]]:
     return [] if found is None else [(f"baseline: {_e(found[1])}", f"{found[0]:.3f}")]
 
 
+def _gain_rows(run: Run) -> list[tuple[str, str]]:
+    """The held-out paired differences and whether the last eval clears the baseline."""
+    rows = [(_e(g.label), _e(g.value())) for g in paired_gains(run.eval_samples, run.evals)]
+    found = baseline_verdict(run.evals, run.config)
+    return rows + ([] if found is None else [(_e(found[0]), _e(found[1]))])
+
+
 def _summary_table(summary: Summary, run: Run) -> str:
     steps = f"{summary.steps} (steps {summary.first_step}–{summary.last_step}"
     steps += f", {summary.warmup_steps} warmup)" if summary.warmup_steps else ")"
@@ -608,6 +618,7 @@ def _summary_table(summary: Summary, run: Run) -> str:
         ("steps", steps),
         *summary.held_out,
         *_baseline_row(run),
+        *_gain_rows(run),
         ("mean reward, first 3 steps", _fmt_reward(summary.reward_first3)),
         ("mean reward, last 3 steps", _fmt_reward(summary.reward_last3)),
     ]
