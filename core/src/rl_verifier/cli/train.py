@@ -59,11 +59,12 @@ def train(
         raise UserError("give a CONFIG file, or --resume RUN_DIR")
     config = load_config(config_path, extra)
     run_dir = run(config, resume)
-    from rl_verifier.train.gains import run_gain_lines
-    from rl_verifier.train.report import write_report
+    from rl_verifier.train.gains import gain_lines
+    from rl_verifier.train.report import load_run, write_report
 
-    for line in run_gain_lines(run_dir):
+    logged = load_run(run_dir)
+    for line in gain_lines(logged.eval_samples, logged.evals, logged.config):
         click.echo(line)
-    png, html = write_report(run_dir)
+    png, html = write_report(logged)
     click.echo(f"run directory: {run_dir}")
     click.echo(f"report: {png} and {html}")

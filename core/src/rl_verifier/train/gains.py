@@ -1,7 +1,8 @@
 """What a run's held-out evals show: the paired differences between them, task by task (the
 warm start's effect, RL's and the whole run's), and the last eval beside the trivial baseline.
 
-``rlv train`` prints these lines after a run with evals, the report's summary holds them,
+``rlv train`` prints these lines after a run with evals (from the run the report reads), the
+report's summary holds them,
 and ``benchmarks/recipe_held_out.py`` prints them. Every eval samples the same tasks with the
 same seeds, so a task's mean reward at one eval pairs with its mean at another; timeouts and
 errors are left out of a task's mean (they judge no output)."""
@@ -10,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from rl_verifier.base.contracts import Status
+from rl_verifier.evaluation.compare import significant
 from rl_verifier.evaluation.estimators import Interval, mean_interval
-from rl_verifier.parsing.config_input import read_config_file
-from rl_verifier.train.rundir import EVAL_SAMPLES, METRICS, RunDir
 
 Row = dict[str, Any]
 JUDGED = frozenset(status.value for status in Status if status.judged)
@@ -32,10 +31,7 @@ class Gain:
 
     @property
     def significant(self) -> bool:
-        found = self.interval
-        if found is None or found.low is None or found.high is None:
-            return False
-        return found.low > 0 or found.high < 0
+        return self.interval is not None and significant(self.interval)
 
     @property
     def label(self) -> str:
@@ -123,13 +119,3 @@ def gain_lines(samples: Sequence[Row], evals: Sequence[Row], config: Row) -> lis
         lines = [gain.line() for gain in paired_gains(samples, evals)]
     found = baseline_verdict(evals, config)
     return [*lines, f"{found[0]}: {found[1]}"] if found else lines
-
-
-def run_gain_lines(run_dir: Path) -> list[str]:
-    """:func:`gain_lines` of a run directory's logs (none before its first eval)."""
-    run = RunDir(run_dir)
-    evals = [row for row in run.rows(METRICS) if row.get("phase") == "eval"]
-    if not evals:
-        return []
-    config = read_config_file(run.config_file) if run.config_file.is_file() else {}
-    return gain_lines(run.rows(EVAL_SAMPLES), evals, config)

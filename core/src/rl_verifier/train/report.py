@@ -70,13 +70,14 @@ class Run:
     eval_samples: list[dict[str, Any]] = field(default_factory=list)  # their samples
 
 
-def write_report(run_dir: Path) -> tuple[Path, Path]:
-    """Write ``RUN_DIR/report.png`` and ``RUN_DIR/report.html``; return their paths.
+def write_report(run_dir: Path | Run) -> tuple[Path, Path]:
+    """Write ``RUN_DIR/report.png`` and ``RUN_DIR/report.html``; return their paths. A
+    :class:`Run` already read (``load_run``) is drawn without reading the logs again.
 
     Inputs are read and checked before anything is written; each file is written to a
     temporary name and moved into place, so a failure leaves no partial report behind.
     """
-    run = load_run(Path(run_dir))
+    run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))
     png = render_png(run)
     page = render_html(run, png)
     png_path, html_path = run.path / PNG_NAME, run.path / HTML_NAME
