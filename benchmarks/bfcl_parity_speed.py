@@ -7,7 +7,8 @@ for prompt and function-calling models. Each side decodes the reply and checks i
 - bfcl-eval: its decoder (Python, Java, JavaScript or JSON call text; for function calling
   the decoded tool calls) and ``ast_checker``, or its relevance rule;
 - BFCL mode through ``ToolCallsVerifier.verify()`` (a verdict per case, the case's Task
-  and Completion built in the loop, as the parity test does), through ``verify()`` on
+  and Completion validated in the loop, as a trainer scoring per sample builds them:
+  Task from the question rows, Completion from the reply), through ``verify()`` on
   Task and Completion objects built beforehand (as the engine holds them: read once from
   the input files), and through ``score_bfcl()`` (the check alone).
 
@@ -78,9 +79,11 @@ def main() -> None:
         for case in cases:
             official.verdict(case)
 
-    def verify() -> None:
+    def verify() -> None:  # what a trainer pays per sample: Task and Completion built too
         for case in cases:
-            parity.ours(case)
+            task = case.task()
+            done = Completion(task_id=task.id, completion=case.completion())
+            verifiers[case.setting].verify(task, done)
 
     ways: dict[str, Callable[[], object]] = {
         "bfcl-eval: decode + ast_checker": bfcl_eval,

@@ -3,6 +3,7 @@ Python-call text and BFCL JSON."""
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -13,6 +14,7 @@ from rl_verifier.parsing.toolcalls import (
     UNTERMINATED,
     CallSyntaxError,
     ToolCall,
+    bracketed,
     message_tool_calls,
     openai_tool_calls,
     parse_bfcl_json_calls,
@@ -158,6 +160,27 @@ def test_python_calls_read_other_values_as_bfcl_does() -> None:
 def test_python_text_that_is_not_calls(text: str) -> None:
     with pytest.raises(CallSyntaxError):
         parse_python_calls(text)
+
+
+@pytest.mark.parametrize("text", ["I cannot answer that.", "[a, b]", "x = 1", "[\x00]", "\v"])
+def test_text_without_a_call_is_refused_as_the_parser_refuses_it(text: str) -> None:
+    """Text holding no "(" is refused before parsing; the parser would refuse it too."""
+    with pytest.raises(CallSyntaxError):
+        parse_python_calls(text)
+    assert not _parses_as_a_call_list(text)
+
+
+def _parses_as_a_call_list(text: str) -> bool:
+    try:
+        body = ast.parse(bracketed(text), mode="eval").body
+    except (SyntaxError, ValueError):
+        return False
+    return isinstance(body, ast.List) and all(isinstance(e, ast.Call) for e in body.elts)
+
+
+@pytest.mark.parametrize("text", ["[ ]", "[\n]", "[ # no call\n]", "[\\\n]"])
+def test_an_empty_list_without_a_call_is_no_call(text: str) -> None:
+    assert parse_python_calls(text) == []
 
 
 # BFCL JSON ------------------------------------------------------------------------------------

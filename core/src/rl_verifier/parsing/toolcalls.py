@@ -191,6 +191,9 @@ def parse_python_calls(text: str) -> list[ToolCall]:
     literals its value; tuples stay tuples. Anything else raises :class:`CallSyntaxError`.
     """
     source = bracketed(text)
+    if "(" not in source and not _maybe_empty_list(source):
+        # Without "(" no call can be written; only an empty list would parse as calls.
+        raise CallSyntaxError("not Python call syntax: no call in the text")
     try:
         body = parse_python(source, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -213,12 +216,22 @@ def parse_python_calls(text: str) -> list[ToolCall]:
     return calls
 
 
+def _maybe_empty_list(source: str) -> bool:
+    """Whether ``[...]`` text without a call could be an empty list: blank inside, or
+    holding a comment or a line continuation (left to the parser)."""
+    inside = source[1:-1]
+    return not inside.strip() or "#" in inside or "\\" in inside
+
+
+_JSON_CALLS_RE = re.compile(r"\[\s*{.*?}\s*(?:,\s*{.*?}\s*)*\]", re.DOTALL)
+
+
 def parse_bfcl_json_calls(text: str) -> list[ToolCall]:
     """Calls in BFCL's JSON format, ``[{"function": "f", "parameters": {...}}]``, read as
     BFCL's JSON decoder reads them: text that is not JSON gives no call; list items that
     are not objects are skipped; an object without ``function`` or ``parameters`` raises."""
     source = bracketed(text)  # already from its first [ to its last ], as BFCL first cuts it
-    calls_match = re.search(r"\[\s*{.*?}\s*(?:,\s*{.*?}\s*)*\]", source, re.DOTALL)
+    calls_match = _JSON_CALLS_RE.search(source)
     if calls_match:
         source = calls_match.group(0)
     try:

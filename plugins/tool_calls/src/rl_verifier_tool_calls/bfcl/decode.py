@@ -12,6 +12,7 @@ from rl_verifier.internal import (
     CallSyntaxError,
     bracketed,
     message_tool_calls,
+    openai_tool_calls,
     parse_bfcl_json_calls,
     parse_python_calls,
 )
@@ -47,10 +48,14 @@ class Reply:
     def calls(self) -> list[ToolCall]:
         """Its tool calls: ``tool_calls``, ``function_call`` and ``<tool_call>`` blocks."""
         message = self.message
+        tool_calls = message.get("tool_calls")
+        if OPEN_TAG not in self.text and "function_call" not in message:
+            # the commonest function-calling reply: tool_calls only
+            return openai_tool_calls(tool_calls) if isinstance(tool_calls, list) else []
         return message_tool_calls(
             {
                 "content": self.text,
-                "tool_calls": message.get("tool_calls"),
+                "tool_calls": tool_calls,
                 "function_call": message.get("function_call"),
             }
         )
