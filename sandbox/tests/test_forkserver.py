@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rl_verifier_sandbox.api import Job, Limits
+from rl_verifier_sandbox.api import Job, Limits, Policy
 from rl_verifier_sandbox.bwrap.backend import BwrapSandbox
 from rl_verifier_sandbox.bwrap.forkserver import PythonForkServer, PythonPool, ServerDied
 
@@ -144,3 +144,38 @@ def test_a_live_job_no_server_received_is_sent_to_a_fresh_one(
     monkeypatch.setattr(PythonForkServer, "_send", lost_once)
     assert talk(pool, "import sys; sys.stdin.readline(); print('again')")[0] == b"again"
     assert len(sends) >= 2
+
+
+SCRIPT = """import sys
+print(__name__, __file__, sys.argv, sys.modules["__main__"].__dict__ is globals())
+print(__spec__, __package__ in ("", None), __cached__, __loader__ is None or "cold")
+"""
+
+
+def test_a_warm_script_runs_as_main_as_it_would_cold(sb: BwrapSandbox) -> None:
+    """A script the server warmed runs from its code compiled at start-up, with what
+    ``runpy.run_path`` gives a script: ``__main__``, its path, its argv."""
+    path = "/opt/warm/script_warm.py"
+    job = Job(
+        argv=("python", "-I", path, "a", "b"),
+        policy=Policy(python=True, readonly_files={path: SCRIPT}),
+    )
+    with sb.python_pool(size=1, readonly_files={path: SCRIPT}, warm=(path,)) as warm:
+        fast = warm.run(job)
+    cold = sb.run(job)
+    first = f"__main__ {path} {[path, 'a', 'b']} True\n".encode()
+    assert fast.stdout == first + b"None True None True\n", fast.stderr
+    assert cold.stdout.startswith(first), cold.stderr
+
+
+def test_pool_stats_count_start_ups_and_each_jobs_cpu(sb: BwrapSandbox) -> None:
+    with sb.python_pool(size=1) as fresh:
+        started = fresh.stats.snapshot()
+        for _ in range(3):
+            assert fresh.run(py("sum(range(200_000))")).exit_code == 0
+        talk(fresh, "import sys; sys.stdin.readline()")
+    stats = fresh.stats.snapshot()
+    assert started.servers_started == stats.servers_started == 1
+    assert started.start_cpu_s > 0 and started.start_wall_s > 0 and started.jobs == 0
+    assert stats.jobs == 4  # three runs and one live job
+    assert stats.job_cpu_s > 0 and stats.server_cpu_s > 0

@@ -30,6 +30,7 @@ from rl_verifier_sandbox.setting import BackendChoice
 if TYPE_CHECKING:
     from rl_verifier_sandbox.bwrap.forkserver import PythonPool
     from rl_verifier_sandbox.bwrap.lease import Lease
+    from rl_verifier_sandbox.bwrap.poolstats import PoolStats
     from rl_verifier_sandbox.linux.cgroups import CgroupUsage
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "LiveProcess",
     "Options",
     "Policy",
+    "PoolStats",
     "PythonPool",
     "Result",
     "Sandbox",
@@ -58,6 +60,7 @@ __all__ = [
 _LAZY = {
     "CgroupUsage": "rl_verifier_sandbox.linux.cgroups",
     "Lease": "rl_verifier_sandbox.bwrap.lease",
+    "PoolStats": "rl_verifier_sandbox.bwrap.poolstats",
     "PythonPool": "rl_verifier_sandbox.bwrap.forkserver",
 }
 

@@ -43,7 +43,7 @@ from rl_verifier_sandbox import (
 )
 
 if TYPE_CHECKING:
-    from rl_verifier_sandbox import PythonPool
+    from rl_verifier_sandbox import PoolStats, PythonPool
 
 LOG = logging.getLogger(__name__)
 # What the opt-in single-process mode cannot stop (README, "What this mode cannot stop").
@@ -75,6 +75,7 @@ class PytestVerifier(Verifier[PytestConfig]):
         self._pool: PythonPool | None = None
         self._lock = threading.Lock()
         self._bad_tasks: set[str] = set()
+        self._pool_stats: PoolStats | None = None
 
     @property
     def limits(self) -> Limits:
@@ -107,7 +108,14 @@ class PytestVerifier(Verifier[PytestConfig]):
                     readonly_files=mounted(*HARNESS_SCRIPTS),
                     warm=(*WARM_STDLIB, *(f"{HARNESS_DIR}/{name}" for name in WARM_SCRIPTS)),
                 )
+                self._pool_stats = self._pool.stats
             return self._pool.open_process
+
+    @property
+    def pool_stats(self) -> PoolStats | None:
+        """The warm servers' counts (start-ups, jobs, CPU) of the last pool this verifier
+        opened, kept after ``close``; None before any."""
+        return self._pool_stats
 
     async def open(self) -> None:
         with contextlib.suppress(SandboxUnavailable):  # reported per sample as status error

@@ -47,6 +47,7 @@ from rl_verifier_sandbox.api import (
 )
 from rl_verifier_sandbox.bwrap import pyenv
 from rl_verifier_sandbox.bwrap.lease import LeaseHost
+from rl_verifier_sandbox.bwrap.poolstats import PoolStats
 from rl_verifier_sandbox.jobs.env import BASE_ENV
 from rl_verifier_sandbox.jobs.files import as_bytes, safe_relpath
 from rl_verifier_sandbox.jobs.result import bad_job_result, make_result
@@ -98,9 +99,13 @@ class PythonForkServer:
         tmp_bytes: int = SERVER_TMP_BYTES,
         readonly_files: Mapping[str, str | bytes] | None = None,
         warm: tuple[str, ...] = WARM_PYTEST,
+        stats: PoolStats | None = None,
     ) -> None:
         """``readonly_files`` are mounted for every job; ``warm``: what the server imports
-        before its first job (``pytest``, and paths of ``readonly_files`` that are modules)."""
+        before its first job (``pytest``, and paths of ``readonly_files`` that are modules);
+        ``stats``: where its start-ups and jobs are counted."""
+        self._stats = PoolStats() if stats is None else stats
+        self._server_cpu_s = 0.0  # the server's own CPU at its last answer
         self._sb = sandbox
         self.uid = uid
         self._tmp_bytes = tmp_bytes
@@ -123,6 +128,7 @@ class PythonForkServer:
             self._cg = host.create()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock = ours
+        begun = time.monotonic()
         with theirs, self._sb.command(job, self.uid, cgroup=self._cg) as (argv, fds):
             self._proc = subprocess.Popen(
                 argv,
@@ -136,6 +142,8 @@ class PythonForkServer:
         hello = self._recv(time.monotonic() + 30.0)
         if not hello.get("ready"):
             raise ServerDied(f"fork server failed to start: {hello}")
+        self._server_cpu_s = float(hello.get("server_cpu_s", 0.0))
+        self._stats.started(time.monotonic() - begun, self._server_cpu_s)
 
     def stop(self, grace_s: float = 0.0) -> None:
         """End the server: with ``grace_s``, let it exit on its own first (it does when its
@@ -179,6 +187,10 @@ class PythonForkServer:
         head = _read_n(fd, 4, deadline)
         body = _read_n(fd, struct.unpack(">I", head)[0], deadline)
         out: dict[str, Any] = json.loads(body)
+        if "cpu_s" in out and "server_cpu_s" in out:  # a job's answer
+            used = out["server_cpu_s"] - self._server_cpu_s
+            self._server_cpu_s = out["server_cpu_s"]
+            self._stats.ran(out["cpu_s"], used)
         return out
 
     def run(self, job: Job) -> Result:
@@ -397,7 +409,8 @@ class PythonPool(Sandbox):
     content) take the fast path; anything else runs on the cold bwrap backend with identical
     semantics. The tmpfs sizes of ``/job`` and ``/tmp`` are fixed per server (``tmp_bytes``),
     not per job. ``size`` servers start at once; up to ``max_size`` are started when every
-    server is busy (each holds a uid slot until ``close``).
+    server is busy (each holds a uid slot until ``close``). ``stats`` counts the servers'
+    start-ups and their jobs' CPU (``PoolStats``), and outlives ``close``.
     """
 
     name = "bwrap-forkserver"
@@ -422,6 +435,7 @@ class PythonPool(Sandbox):
         self._all: list[PythonForkServer] = []
         self._lock = threading.Lock()
         self._count = 0
+        self.stats = PoolStats()
         for _ in range(size):
             self._count += 1
             self._free.put(self._new_server())
@@ -429,7 +443,12 @@ class PythonPool(Sandbox):
     def _new_server(self) -> PythonForkServer:
         uid = self._sb.slots.acquire()
         server = PythonForkServer(
-            self._sb, uid, tmp_bytes=self._tmp_bytes, readonly_files=self._readonly, warm=self._warm
+            self._sb,
+            uid,
+            tmp_bytes=self._tmp_bytes,
+            readonly_files=self._readonly,
+            warm=self._warm,
+            stats=self.stats,
         )
         try:
             server.start()
