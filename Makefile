@@ -29,7 +29,10 @@ $(STAMP): $(PY) requirements-dev.txt core/requirements-integrations.txt core/req
 system-deps:
 	@bash tools/system-deps.sh
 
+# Bytecode of the checkout's own sources, as pip writes it for an installed wheel (where
+# PYTHONDONTWRITEBYTECODE is set, nothing else writes it, and every `rlv` start compiles them).
 install: system-deps $(STAMP)
+	@$(PY) -m compileall -q core/src server/src sandbox/src $(addsuffix /src,$(PLUGINS)) >/dev/null
 
 # The calibration recipe on SmolLM2-135M-Instruct, shortened to 20 RL steps: held-out evals
 # of the base model, after the warm start and after RL, the paired held-out gains, the report.
