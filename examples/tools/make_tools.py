@@ -14,10 +14,10 @@ the entity's name, reads the answer out of the document that comes back and cite
     <tool_call>{"name": "search", "arguments": {"query": "Hale Deidae", "k": 1}}</tool_call>
     <answer>singing barometer</answer> [fx-001]
 
-but in half of its episodes it searches a second time in the same reply (the name again,
-with the kind of question: "Hale Deidae inventor"), which the recipe's budget of one call
-scores 0. The warm start teaches the mechanics (what to search for, where the answer is,
-what to cite); keeping within the budget is left for RL to learn from the reward.
+Every episode searches once, within the recipe's budget. (An earlier script searched a
+second time in half of its episodes, leaving the budget to RL; on SmolLM2 the warm-started
+policy then opened a second call in nearly every reply, cut off unclosed at ``max_tokens``,
+so every sample scored 0 and RL had no signal: see the README.)
 
 Run: python examples/tools/make_tools.py
 """
@@ -43,12 +43,12 @@ HELD_OUT_SHARE = 4  # one entity in four, per kind of question
 INSTRUCTION = (
     "Search, then answer inside <answer></answer> and cite the document's id, like [fx-012]."
 )
-# kind of question -> (how the question names its entity, the word a second search adds)
+# kind of question -> how the question names its entity
 KINDS = {
-    "town_founded": (r"In what year was (.+) founded\?", "founded"),
-    "invention": (r"What did (.+) invent\?", "inventor"),
-    "river_length": (r"How long is the (.+) River, in kilometres\?", "river"),
-    "ship_builder": (r"Who built the ship (.+)\?", "ship"),
+    "town_founded": r"In what year was (.+) founded\?",
+    "invention": r"What did (.+) invent\?",
+    "river_length": r"How long is the (.+) River, in kilometres\?",
+    "ship_builder": r"Who built the ship (.+)\?",
 }
 
 
@@ -59,8 +59,7 @@ def question_of(task: Task) -> str:
 
 
 def entity_of(task: Task) -> str:
-    pattern, _ = KINDS[str(task.metadata["kind"])]
-    found = re.fullmatch(pattern, question_of(task))
+    found = re.fullmatch(KINDS[str(task.metadata["kind"])], question_of(task))
     assert found, question_of(task)
     return found.group(1)
 
@@ -89,15 +88,13 @@ def split(tasks: list[Task], rng: random.Random) -> tuple[list[Task], list[Task]
     return train, held
 
 
-def episode(task: Task, search: Any, twice: bool) -> dict[str, Any]:
-    """The scripted episode: search the entity's name (twice over the budget when
-    ``twice``), then answer from the document and cite it."""
+def episode(task: Task, search: Any) -> dict[str, Any]:
+    """The scripted episode: search the entity's name, then answer from the document and
+    cite it."""
     name = entity_of(task)
     found = search(name, K)[0]
     assert found["id"] == task.reference["support"][0], (task.id, found["id"])
-    first = call(name)
-    replies = [first + call(f"{name} {KINDS[str(task.metadata['kind'])][1]}") if twice else first]
-    replies.append(f"<answer>{task.reference['answers'][0]}</answer> [{found['id']}]")
+    replies = [call(name), f"<answer>{task.reference['answers'][0]}</answer> [{found['id']}]"]
     turns = [{"role": "assistant", "content": reply} for reply in replies]
     return {"task_id": task.id, "completion": turns}
 
@@ -107,8 +104,7 @@ def main() -> None:
     search = make_search(load_index())
     tasks = [t for t in fictopedia_tasks() if t.metadata["hops"] == 1]
     train, held = split(tasks, rng)
-    twice = set(rng.sample(range(len(train)), len(train) // 2))
-    warmup = [episode(task, search, i in twice) for i, task in enumerate(train)]
+    warmup = [episode(task, search) for task in train]
     write_jsonl(HERE / "tasks.jsonl", [short_task(t) for t in train])
     write_jsonl(HERE / "heldout.jsonl", [short_task(t) for t in held])
     write_jsonl(HERE / "warmup.jsonl", warmup)
