@@ -4,6 +4,7 @@ with its 95% t-interval over tasks; not significant when the interval holds 0.""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,18 @@ def task_values(summary: dict[str, Any], metric: str) -> dict[str, float]:
     return out
 
 
+def paired_interval(
+    left: Mapping[str, float], right: Mapping[str, float]
+) -> tuple[list[str], Interval | None]:
+    """The tasks both have, and the 95% t-interval of right - left over them, task by task."""
+    shared = sorted(set(left) & set(right))
+    return shared, mean_interval([right[t] - left[t] for t in shared])
+
+
 def paired(a: dict[str, Any], b: dict[str, Any], metric: str) -> dict[str, Any] | None:
     """B - A over the tasks both have ``metric`` for; None when they share none."""
     left, right = task_values(a, metric), task_values(b, metric)
-    shared = sorted(set(left) & set(right))
-    interval = mean_interval([right[t] - left[t] for t in shared])
+    shared, interval = paired_interval(left, right)
     if interval is None:
         return None
     return {

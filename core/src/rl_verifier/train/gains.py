@@ -2,21 +2,21 @@
 warm start's effect, RL's and the whole run's), and the last eval beside the trivial baseline.
 
 ``rlv train`` prints these lines after a run with evals (from the run the report reads), the
-report's summary holds them,
-and ``benchmarks/recipe_held_out.py`` prints them. Every eval samples the same tasks with the
-same seeds, so a task's mean reward at one eval pairs with its mean at another; timeouts and
-errors are left out of a task's mean (they judge no output)."""
+report's summary holds them, and ``benchmarks/recipe_held_out.py`` prints them. Every eval
+samples the same tasks with the same seeds, so a task's mean reward at one eval pairs with its
+mean at another; timeouts and errors are left out of a task's mean (they judge no output)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
 from rl_verifier.base.contracts import Status
-from rl_verifier.evaluation.compare import significant
-from rl_verifier.evaluation.estimators import Interval, mean_interval
+from rl_verifier.evaluation.compare import paired_interval, significant
+from rl_verifier.evaluation.estimators import Interval
 
 Row = dict[str, Any]
 JUDGED = frozenset(status.value for status in Status if status.judged)
@@ -90,18 +90,26 @@ def paired_gains(samples: Sequence[Row], evals: Sequence[Row]) -> list[Gain]:
 
 def difference(samples: Sequence[Row], before: int, after: int) -> Interval | None:
     """After - before, task by task, over the tasks both evals judged."""
-    first, last = task_means(samples, before), task_means(samples, after)
-    shared = sorted(set(first) & set(last))
-    return mean_interval([last[task] - first[task] for task in shared])
+    return paired_interval(task_means(samples, before), task_means(samples, after))[1]
+
+
+def trivial_baseline(config: Row) -> tuple[float, str] | None:
+    """The config's trivial-policy reward (``baseline_reward``, a finite number) and its
+    label (``baseline_label``, else "trivial baseline"); None when it names none."""
+    value = config.get("baseline_reward")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    label = config.get("baseline_label")
+    return float(value), label if isinstance(label, str) and label else "trivial baseline"
 
 
 def baseline_verdict(evals: Sequence[Row], config: Row) -> tuple[str, str] | None:
     """Whether the last eval's 95% lower bound clears the config's trivial baseline, as a
     (label, text) pair; None without evals or a baseline."""
-    value = config.get("baseline_reward")
-    if not evals or isinstance(value, bool) or not isinstance(value, int | float):
+    found = trivial_baseline(config)
+    if not evals or found is None:
         return None
-    named = config.get("baseline_label") or "trivial baseline"
+    value, named = found
     label = f"held-out {eval_label(evals[-1])} vs {named} ({value:.3f})"
     figure = evals[-1].get("eval", {}).get("mean_reward") or {}
     low = figure.get("low")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rl_verifier.base.errors import UserError
 from rl_verifier.files.atomic import write_files
 from rl_verifier.parsing.config_input import read_config_file
-from rl_verifier.train.gains import baseline_verdict, paired_gains
+from rl_verifier.train.gains import baseline_verdict, paired_gains, trivial_baseline
 from rl_verifier.train.rundir import CHECKPOINTS, EVAL_SAMPLES, METRICS, REPORT, SAMPLES, RunDir
 
 if TYPE_CHECKING:
@@ -430,11 +430,7 @@ def _plot_held_out(ax: Axes, run: Run) -> None:
 
 def baseline(run: Run) -> tuple[float, str] | None:
     """The config's trivial-policy reward and its label, if it names one."""
-    value = _num(run.config.get("baseline_reward"))
-    if value is None:
-        return None
-    label = run.config.get("baseline_label")
-    return value, label if isinstance(label, str) and label else "trivial baseline"
+    return trivial_baseline(run.config)
 
 
 def _plot_baseline(ax: Axes, run: Run) -> None:

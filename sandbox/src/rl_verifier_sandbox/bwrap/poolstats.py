@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
@@ -21,7 +21,9 @@ class PoolStats:
     jobs: int = 0
     job_cpu_s: float = 0.0
     server_cpu_s: float = 0.0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     def started(self, wall_s: float, cpu_s: float) -> None:
         with self._lock:
@@ -36,13 +38,6 @@ class PoolStats:
             self.server_cpu_s += server_cpu_s
 
     def snapshot(self) -> PoolStats:
-        """A copy of the totals as they are now."""
+        """A copy of the totals as they are now (with a lock of its own)."""
         with self._lock:
-            return PoolStats(
-                self.servers_started,
-                self.start_wall_s,
-                self.start_cpu_s,
-                self.jobs,
-                self.job_cpu_s,
-                self.server_cpu_s,
-            )
+            return replace(self)
